@@ -1,0 +1,181 @@
+"""The shape of one signature file (forensics/knowledge/signatures/*.toml).
+
+A signature is data: how to recognise a failure, which fields to pull out of its message, what it means,
+the hypotheses with the evidence that moves each one, workarounds, references and the release that fixed
+it. The loader validates every file against these models, so a bad pack fails with the file and field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+FieldType = Literal["str", "int", "float"]
+Verdict = Literal["REPRODUCES", "PASSES", "DIFFERENT_FAILURE", "UNTESTABLE"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
+    return pattern
+
+
+class Match(Strict):
+    """How a signature is recognised. Any one condition is enough; `priority` breaks ties."""
+
+    codes: list[str] = Field(default_factory=list)  # coded diagnostics: NCC_IXLV002, TEN404, F134
+    patterns: list[str] = Field(default_factory=list)  # regexes searched in each retained line
+    nrt_statuses: list[str] = Field(default_factory=list)  # NRT_EXEC_OOB, from err:/status=/Failure:
+    exit_codes: list[int] = Field(default_factory=list)  # `neuronx-cc failed with N`
+    # Only match when the message of the coded diagnostic also matches (codes shared by several causes).
+    message: str | None = None
+    priority: int = 50  # higher wins when several signatures claim the same line
+    envelope: bool = False  # a wrapper of a root cause ([F134], exit 70): ranked after specific findings
+
+    _check = field_validator("patterns")(lambda cls, v: [_compiles(p) for p in v])
+
+    @field_validator("message")
+    @classmethod
+    def _check_message(cls, v: str | None) -> str | None:
+        return _compiles(v) if v else v
+
+    @model_validator(mode="after")
+    def _something_to_match(self) -> "Match":
+        if not (self.codes or self.patterns or self.nrt_statuses or self.exit_codes):
+            raise ValueError("needs at least one of codes, patterns, nrt_statuses, exit_codes")
+        return self
+
+
+class Extract(Strict):
+    """A regex with named groups; each group is a field. `scope` says where to search:
+    the finding's own message block, or every retained line of the input."""
+
+    pattern: str
+    scope: Literal["message", "input"] = "message"
+
+    _check = field_validator("pattern")(lambda cls, v: _compiles(v))
+
+
+class EvidenceRule(Strict):
+    """One fact that raises (weight > 0) or lowers (weight < 0) a hypothesis when present.
+
+    Exactly one selector: `pattern` (regex over retained lines), `env` (variable, optional `value`),
+    `flag` (compiler flag, `--auto-cast=none`), `target` (trn1/trn2/inf2), `package` with `below`
+    (version older than), `field` with `equals`/`min`/`max` (a field of this finding), or `fact` with
+    `equals`/`min`/`max` (artifact facts: NEFF, NKI source). With `absent = true` it counts when missing.
+    """
+
+    weight: float
+    note: str
+    pattern: str | None = None
+    env: str | None = None
+    value: str | None = None
+    flag: str | None = None
+    target: str | None = None
+    package: str | None = None
+    below: str | None = None
+    field: str | None = None
+    fact: str | None = None
+    equals: str | int | float | bool | None = None
+    min: float | None = None
+    max: float | None = None
+    absent: bool = False
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> "EvidenceRule":
+        selectors = [s for s in ("pattern", "env", "flag", "target", "package", "field", "fact") if getattr(self, s)]
+        if len(selectors) != 1:
+            raise ValueError(f"needs exactly one of pattern/env/flag/target/package/field/fact, got {selectors or 'none'}")
+        if self.pattern:
+            _compiles(self.pattern)
+        if self.package and not self.below:
+            raise ValueError("package needs below = '<version>'")
+        return self
+
+
+class Confirm(Strict):
+    """How to test a hypothesis by re-running (issue: confirm on hardware): the variant to run and the
+    verdict that confirms the hypothesis. `env` and `set_env` change variables; `args_add`/`args_remove`
+    change the command; `knob` names a template knob to set."""
+
+    description: str
+    expect: Verdict
+    unset_env: list[str] = Field(default_factory=list)
+    set_env: dict[str, str] = Field(default_factory=dict)
+    args_add: list[str] = Field(default_factory=list)
+    args_remove: list[str] = Field(default_factory=list)
+    knobs: dict[str, str] = Field(default_factory=dict)
+
+
+class HypothesisSpec(Strict):
+    id: str
+    title: str
+    prior: float = 0.5
+    explanation: str | None = None
+    check: str | None = None  # what to check when the evidence is not in the input
+    evidence: list[EvidenceRule] = Field(default_factory=list)
+    confirm: Confirm | None = None
+
+
+class WorkaroundSpec(Strict):
+    title: str
+    description: str | None = None
+    code: str | None = None
+    language: str | None = None
+
+
+class ReferenceSpec(Strict):
+    title: str
+    url: str
+
+
+class FixedInSpec(Strict):
+    component: str = "neuronx-cc"
+    version: str
+    sdk: str | None = None
+    note: str | None = None
+
+
+class Signature(Strict):
+    """One known failure."""
+
+    id: str
+    code: str | None = None  # the upstream code as printed, when there is one
+    aliases: list[str] = Field(default_factory=list)  # other codes for the same failure (legacy TEN404)
+    title: str
+    component: Literal["compiler", "runtime", "framework", "nki", "environment"]
+    severity: Literal["error", "warning", "note"] = "error"
+    status: Literal["open", "fixed", "user-error", "environment"] = "open"
+    summary: str  # one line: what it is (ruff: "what it does")
+    meaning: str  # why it happens (ruff: "why is this bad")
+    match: Match
+    extract: list[Extract] = Field(default_factory=list)
+    fields: dict[str, FieldType] = Field(default_factory=dict)
+    hypotheses: list[HypothesisSpec] = Field(default_factory=list)
+    workarounds: list[WorkaroundSpec] = Field(default_factory=list)
+    references: list[ReferenceSpec] = Field(default_factory=list)
+    fixed_in: FixedInSpec | None = None
+    sample_log: str  # file name under sample_logs/
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", v):
+            raise ValueError("id must be lower-case words joined by '-'")
+        return v
+
+    @model_validator(mode="after")
+    def _fields_declared(self) -> "Signature":
+        groups = {g for e in self.extract for g in re.compile(e.pattern).groupindex}
+        undeclared = groups - set(self.fields)
+        if undeclared:
+            raise ValueError(f"extract groups {sorted(undeclared)} are missing from [fields]")
+        return self

@@ -1,0 +1,216 @@
+"""The shared vocabulary: every room speaks these types. Types only, no behaviour beyond trivial helpers.
+
+Parse produces the *input records* (what a log says); diagnose produces *findings* (what it means).
+Field names here are a public contract (JSON output, other tools): add, never rename.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1.0"
+
+Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------- input records (parse output)
+
+
+class SourceLine(Record):
+    """One physical line of the input (1-based), as it was after decoding."""
+
+    line: int
+    text: str
+
+
+class LogEvent(Record):
+    """A levelled line from any producer: neuronx-cc driver, legacy neuron-cc, NRT, wrapper, NxDI."""
+
+    producer: Literal["compiler", "runtime", "framework", "other"]
+    line: int
+    level: str | None = None
+    component: str | None = None  # compiler logger path, NRT "MODULE:function", wrapper name
+    pid: int | None = None
+    message: str
+    timestamp: str | None = None
+
+
+class Diagnostic(Record):
+    """A coded compiler diagnostic, e.g. `[INTERNAL_ERROR] [NCC_IXLV002] ...` or legacy `[TEN404] ...`.
+
+    `message` joins continuation lines with single spaces; `line`/`end_line` span them.
+    """
+
+    code: str
+    severity: str | None = None  # INTERNAL_ERROR | ERROR | WARNING | None
+    message: str
+    op: str | None = None  # legacy `[TEN404] (aten__add_add.31237) ...`
+    location: str | None = None  # MLIR `loc(...)`
+    line: int
+    end_line: int
+
+
+class IceReport(Record):
+    """The 'An Internal Compiler Error has occurred' banner and its fields."""
+
+    line: int
+    end_line: int
+    error_message: str | None = None
+    error_class: str | None = None
+    error_location: str | None = None
+    command_line: str | None = None
+    internal_details: list[str] = Field(default_factory=list)
+    version_information: list[str] = Field(default_factory=list)
+
+
+class BirVerification(Record):
+    """A `=== BIR verification failed ===` block."""
+
+    line: int
+    end_line: int
+    reason: str | None = None
+    instruction: str | None = None
+    opcode: str | None = None
+    fields: dict[str, str] = Field(default_factory=dict)
+
+
+class CompilerInvocation(Record):
+    """A neuronx-cc command line quoted by a wrapper, an ICE banner or a log."""
+
+    line: int
+    argv: list[str]
+    target: str | None = None
+    flags: list[str] = Field(default_factory=list)
+
+
+class ExitStatus(Record):
+    """`neuronx-cc failed with 70`, `Subcommand returned with exitcode=70`, `died with <Signals.SIGKILL: 9>`."""
+
+    line: int
+    tool: str
+    code: int
+
+
+class NrtStatus(Record):
+    """A runtime status number (`err: 1006`, `status=4`, `Failure: NRT_EXEC_OOB in nrt_execute()`)."""
+
+    line: int
+    number: int | None = None
+    name: str | None = None
+    api: str | None = None
+
+
+class Frame(Record):
+    file: str
+    lineno: int | None = None
+    function: str | None = None
+
+
+class PythonTraceback(Record):
+    line: int
+    end_line: int
+    frames: list[Frame] = Field(default_factory=list)
+    exception: str | None = None  # e.g. RuntimeError
+    message: str | None = None
+
+
+class Environment(Record):
+    """Everything the input says about the machine and the job: versions, flags, env vars, target."""
+
+    packages: dict[str, str] = Field(default_factory=dict)  # normalised name -> version
+    env_vars: dict[str, str] = Field(default_factory=dict)
+    compiler_flags: list[str] = Field(default_factory=list)
+    target: str | None = None
+    instance_type: str | None = None
+    lines: dict[str, int] = Field(default_factory=dict)  # "env:XLA_USE_BF16" / "pkg:neuronx-cc" -> line
+
+
+class ParsedLog(Record):
+    """All records parse found in one input."""
+
+    source: str
+    total_lines: int = 0
+    events: list[LogEvent] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    ice: list[IceReport] = Field(default_factory=list)
+    bir: list[BirVerification] = Field(default_factory=list)
+    invocations: list[CompilerInvocation] = Field(default_factory=list)
+    exits: list[ExitStatus] = Field(default_factory=list)
+    nrt_statuses: list[NrtStatus] = Field(default_factory=list)
+    tracebacks: list[PythonTraceback] = Field(default_factory=list)
+    environment: Environment = Field(default_factory=Environment)
+    truncated: bool = False  # record caps were hit on a huge input
+
+
+# ---------------------------------------------------------------- findings (diagnose output)
+
+
+class Evidence(Record):
+    line: int
+    text: str
+    note: str | None = None
+
+
+class Hypothesis(Record):
+    id: str
+    title: str
+    score: float  # higher ranks first; prior plus the weights of the evidence present
+    explanation: str | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+    check: str | None = None  # what to look at when the evidence is absent
+
+
+class Workaround(Record):
+    title: str
+    description: str | None = None
+    code: str | None = None
+    language: str | None = None
+
+
+class Reference(Record):
+    title: str
+    url: str
+
+
+class FixedIn(Record):
+    component: str  # package name, e.g. neuronx-cc
+    version: str
+    sdk: str | None = None
+    seen_version: str | None = None  # version found in the input
+    upgrade: bool = False  # the input shows an older version than the fix
+
+
+class Finding(Record):
+    code: str | None
+    signature: str
+    title: str
+    component: Component
+    severity: Literal["error", "warning", "note"] = "error"
+    summary: str
+    meaning: str | None = None
+    fields: dict[str, Any] = Field(default_factory=dict)
+    generic: bool = False
+    fingerprint: str
+    fingerprint_version: int = 1
+    hypotheses: list[Hypothesis] = Field(default_factory=list)
+    workarounds: list[Workaround] = Field(default_factory=list)
+    references: list[Reference] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    fixed_in: FixedIn | None = None
+
+
+class Analysis(Record):
+    """The result of `explain` for one input: the JSON contract of design.md."""
+
+    schema_version: str = SCHEMA_VERSION
+    source: str
+    findings: list[Finding] = Field(default_factory=list)
+    environment: Environment = Field(default_factory=Environment)
+    total_lines: int = 0
+    truncated: bool = False
