@@ -144,6 +144,14 @@ class FixedInSpec(Strict):
     note: str | None = None
 
 
+class SignatureTest(Strict):
+    """What the signature's sample log must yield (checked by tests/test_signatures.py, like a sqlfluff
+    rule fixture): the exact field values, the top-ranked hypothesis, and at least one workaround."""
+
+    fields: dict[str, str | int | float] = Field(default_factory=dict)
+    top_hypothesis: str | None = None
+
+
 class Signature(Strict):
     """One known failure."""
 
@@ -164,6 +172,7 @@ class Signature(Strict):
     references: list[ReferenceSpec] = Field(default_factory=list)
     fixed_in: FixedInSpec | None = None
     sample_log: str  # file name under sample_logs/
+    test: SignatureTest = Field(default_factory=SignatureTest)
 
     @field_validator("id")
     @classmethod
@@ -178,4 +187,10 @@ class Signature(Strict):
         undeclared = groups - set(self.fields)
         if undeclared:
             raise ValueError(f"extract groups {sorted(undeclared)} are missing from [fields]")
+        unknown = set(self.test.fields) - set(self.fields)
+        if unknown:
+            raise ValueError(f"[test.fields] names {sorted(unknown)} that are not in [fields]")
+        hypothesis_ids = {h.id for h in self.hypotheses}
+        if self.test.top_hypothesis and self.test.top_hypothesis not in hypothesis_ids:
+            raise ValueError(f"[test].top_hypothesis {self.test.top_hypothesis!r} is not a hypothesis id")
         return self
