@@ -184,6 +184,7 @@ class FixedIn(Record):
     sdk: str | None = None
     seen_version: str | None = None  # version found in the input
     upgrade: bool = False  # the input shows an older version than the fix
+    summary: str | None = None  # "fixed in neuronx-cc X (Neuron SDK Y): upgrade (the input shows ...)"
 
 
 class Finding(Record):

@@ -1,0 +1,114 @@
+"""Versions: compare Neuron package versions and say whether the input predates the release that fixed a failure.
+
+The parser records every version the input shows in Environment.packages (ICE banner, `neuronx-cc --version`,
+pip/apt/conda listings, compile-cache paths). This module maps them onto the Neuron SDK releases of
+forensics/knowledge/releases.toml and fills a finding's `fixed_in`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from forensics.knowledge.schema import FixedInSpec
+from forensics.records import Environment, FixedIn
+
+RELEASES_TOML = Path(__file__).resolve().parents[1] / "knowledge" / "releases.toml"
+
+# Short names a signature's [fixed_in].component may use for the package that carries the fix.
+COMPONENT_PACKAGES = {
+    "compiler": "neuronx-cc",
+    "runtime": "aws-neuronx-runtime-lib",
+    "nrt": "aws-neuronx-runtime-lib",
+    "driver": "aws-neuronx-dkms",
+    "collectives": "aws-neuronx-collectives",
+    "tools": "aws-neuronx-tools",
+}
+
+_RELEASE_PART = re.compile(r"\d+(?:\.\d+)*")
+
+
+def normalise_package(name: str) -> str:
+    """pip's name normalisation (PEP 503), plus the short component names signatures use."""
+    name = re.sub(r"[-_.]+", "-", name.strip()).lower()
+    return COMPONENT_PACKAGES.get(name, name)
+
+
+def version_key(package: str, version: str) -> tuple[int, ...] | None:
+    """A comparable tuple for the release part of a version (`2.23.6484.0+3b612583` -> (2, 23, 6484, 0)).
+
+    Local build tags (`+3b612583`, deb `-faafe26f0`) and pre-release suffixes are ignored; trailing zeros
+    do not count (`2.21.18209` == `2.21.18209.0`). torch-neuronx prefixes the torch version
+    (`2.9.0.2.13.24727`): only the Neuron build after it is compared, so builds for different torch versions
+    of one release compare equal. None when the text has no numeric release part.
+    """
+    match = _RELEASE_PART.match(version.strip().lstrip("vV"))
+    if not match:
+        return None
+    parts = [int(p) for p in match.group().split(".")]
+    if normalise_package(package) == "torch-neuronx" and len(parts) > 3:
+        parts = parts[3:]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def is_older(package: str, seen: str, fixed: str) -> bool | None:
+    """True when `seen` predates `fixed`; None when either cannot be read as a version."""
+    seen_key, fixed_key = version_key(package, seen), version_key(package, fixed)
+    if seen_key is None or fixed_key is None:
+        return None
+    return seen_key < fixed_key
+
+
+@cache
+def releases() -> tuple[tuple[str, dict[str, tuple[str, ...]]], ...]:
+    """(sdk, {package: versions}) for every Neuron SDK release, oldest first."""
+    data = tomllib.loads(RELEASES_TOML.read_text(encoding="utf-8"))
+    table = []
+    for release in data["release"]:
+        packages = {k: tuple(v) if isinstance(v, list) else (v,) for k, v in release.items() if k != "sdk"}
+        table.append((release["sdk"], packages))
+    table.sort(key=lambda item: version_key("", item[0]) or ())
+    return tuple(table)
+
+
+def first_sdk_with(package: str, version: str) -> str | None:
+    """The oldest Neuron SDK release that ships `package` at `version` or newer (the release of a fix)."""
+    package = normalise_package(package)
+    wanted = version_key(package, version)
+    if wanted is None:
+        return None
+    for sdk, packages in releases():
+        keys = [version_key(package, v) for v in packages.get(package, ())]
+        if any(k is not None and k >= wanted for k in keys):
+            return sdk
+    return None
+
+
+def seen_version(environment: Environment, package: str) -> str | None:
+    """The version of `package` the input shows, under its pip-normalised name."""
+    wanted = normalise_package(package)
+    for name, version in environment.packages.items():
+        if normalise_package(name) == wanted:
+            return version
+    return None
+
+
+def resolve_fixed_in(spec: FixedInSpec, environment: Environment) -> FixedIn:
+    """A finding's fixed-in record: the fixing release (SDK looked up when the signature omits it), the
+    version the input shows, and whether that one is older, i.e. upgrading is the fix."""
+    package = normalise_package(spec.component)
+    sdk = spec.sdk or first_sdk_with(package, spec.version)
+    seen = seen_version(environment, package)
+    upgrade = bool(seen and is_older(package, seen, spec.version))
+    where = f"{package} {spec.version}" + (f" (Neuron SDK {sdk})" if sdk else "")
+    if upgrade:
+        summary = f"fixed in {where}: upgrade (the input shows {package} {seen})"
+    elif seen and is_older(package, seen, spec.version) is False:
+        summary = f"fixed in {where}, but the input shows {package} {seen}: the fix did not cover this case"
+    else:
+        summary = f"fixed in {where}"
+    return FixedIn(component=package, version=spec.version, sdk=sdk, seen_version=seen, upgrade=upgrade, summary=summary)

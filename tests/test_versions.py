@@ -1,0 +1,85 @@
+"""Fixed-in: version comparison, the SDK release map, and the sentence a finding carries."""
+
+from __future__ import annotations
+
+import pytest
+
+from forensics.diagnose.versions import first_sdk_with, is_older, releases, resolve_fixed_in, version_key
+from forensics.knowledge.schema import FixedInSpec
+from forensics.records import Environment
+
+
+@pytest.mark.parametrize(
+    "seen, fixed, older",
+    [
+        ("2.23.6484.0+3b612583", "2.24.5133.0", True),
+        ("2.24.5133.0+58f8de22", "2.24.5133.0", False),
+        ("2.21.18209", "2.21.18209.0", False),  # release-note headings drop the trailing .0
+        ("2.9.0.40", "2.10.0.34", True),  # numeric, not string, order
+        ("2.30.51.0-faafe26f0", "2.30.59.0", True),  # apt build tag
+        ("1.0.post1", "2.20.9961.0", True),  # PyPI placeholder wheel
+    ],
+)
+def test_compiler_versions_compare_numerically(seen, fixed, older):
+    assert is_older("neuronx-cc", seen, fixed) is older
+
+
+def test_torch_neuronx_compares_the_neuron_build_not_the_torch_version():
+    # The torch version in front (2.8 vs 2.7) does not count; the Neuron build (2.12 vs 2.13) does.
+    assert is_older("torch-neuronx", "2.8.0.2.12.22436+0f1dac25", "2.7.0.2.13.1") is True
+    assert version_key("torch_neuronx", "2.9.0.2.13.24727") == version_key("torch-neuronx", "2.8.0.2.13.24727")
+
+
+def test_unreadable_versions_are_not_compared():
+    assert is_older("aws-neuronx-gpsimd-tools", "14.09.x", "14.10") is True  # reads the numeric head
+    assert is_older("neuronx-cc", "unknown", "2.24.5133.0") is None
+
+
+def test_release_map_matches_the_compiler_release_notes():
+    # Headings of release-notes/components/compiler.rst: "Neuron Compiler [X] (Neuron Y Release)".
+    by_sdk = {sdk: packages for sdk, packages in releases()}
+    assert by_sdk["2.32.0"]["neuronx-cc"] == ("2.27.5334.0",)
+    assert by_sdk["2.29.0"]["neuronx-cc"] == ("2.24.5133.0",)
+    assert by_sdk["2.27.0"]["neuronx-cc"] == ("2.22.12471.0",)
+    assert by_sdk["2.25.0"]["neuronx-cc"] == ("2.20.9961.0",)
+    assert by_sdk["2.16.0"]["neuronx-cc"] == ("2.12.54.0",)
+    assert by_sdk["2.29.0"]["nki"] == ("0.3.0",)
+    sdks = [version_key("", sdk) for sdk, _ in releases()]
+    assert sdks == sorted(sdks), "releases() is oldest first"
+
+
+@pytest.mark.parametrize(
+    "package, version, sdk",
+    [
+        ("neuronx-cc", "2.24.5133.0", "2.29.0"),
+        ("neuronx-cc", "2.24.6000.0", "2.29.1"),  # between releases: the first one at or past it
+        ("neuronx-cc", "2.6.0.19", "2.10.0"),
+        ("runtime", "2.30.51.0", "2.28.0"),
+        ("nki", "0.4.0", "2.30.0"),
+        ("neuronx-cc", "9.0.0.0", None),  # newer than anything released
+    ],
+)
+def test_first_sdk_shipping_a_version(package, version, sdk):
+    assert first_sdk_with(package, version) == sdk
+
+
+def test_fixed_in_says_upgrade_when_the_input_shows_an_older_compiler():
+    env = Environment(packages={"neuronx-cc": "2.23.6484.0+3b612583"})
+    fixed = resolve_fixed_in(FixedInSpec(version="2.24.5133.0"), env)
+    assert fixed.upgrade is True
+    assert fixed.sdk == "2.29.0"
+    assert fixed.seen_version == "2.23.6484.0+3b612583"
+    assert fixed.summary.startswith("fixed in neuronx-cc 2.24.5133.0 (Neuron SDK 2.29.0): upgrade")
+
+
+def test_fixed_in_without_a_version_in_the_input_only_names_the_release():
+    fixed = resolve_fixed_in(FixedInSpec(component="runtime", version="2.30.51.0", sdk="2.28"), Environment())
+    assert (fixed.component, fixed.upgrade, fixed.seen_version) == ("aws-neuronx-runtime-lib", False, None)
+    assert fixed.summary == "fixed in aws-neuronx-runtime-lib 2.30.51.0 (Neuron SDK 2.28)"
+
+
+def test_fixed_in_on_a_newer_compiler_says_the_fix_did_not_cover_it():
+    env = Environment(packages={"neuronx_cc": "2.27.5334.0"})
+    fixed = resolve_fixed_in(FixedInSpec(version="2.24.5133.0"), env)
+    assert fixed.upgrade is False
+    assert "did not cover" in fixed.summary
