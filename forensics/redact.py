@@ -1,0 +1,234 @@
+"""Offline redaction of secrets and identities in logs, reports and bundle files.
+
+One `Redactor` per report: the same secret becomes the same placeholder (`[redacted:ipv4-1]`) in every
+text it sees, so a maintainer can still follow "the host that failed" across the log, the report and the
+bundle. Nothing here ever calls the network: detected keys are masked, never verified.
+
+Patterns follow ../shared/reference/ci-and-reports.md §5 (gitleaks, detect-secrets, Sentry). What they
+must never touch: error codes (NCC_IXLV002), barrier names (LocalSendRecv-0_476_sr_cb_begin), instruction
+ids (I-14774-0-PWP), tensor shapes, versions (2.23.6484.0+3b612583, 2.16.7.0) and MODULE_ cache hashes.
+Versions are the hard case: `2.16.7.0` is also a valid IPv4 address, see `_looks_like_version`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+PLACEHOLDER_PREFIX = "[redacted:"
+
+# Kinds, in the order the summary lists them.
+KINDS = (
+    "aws-access-key-id",
+    "aws-secret-key",
+    "aws-session-token",
+    "secret",
+    "hf-token",
+    "arn",
+    "aws-account-id",
+    "instance-id",
+    "aws-resource-id",
+    "nrt-cluster-id",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "availability-zone",
+    "user",
+    "s3-bucket",
+)
+
+_IPV4_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_IPV4 = rf"(?<![\w.]){_IPV4_OCTET}(?:\.{_IPV4_OCTET}){{3}}(?![\w]|\.\d)"
+# Hex groups with `::` or exactly eight groups; bounded so `16:08:34` timestamps and C++ `a::b` names miss.
+_H = r"[0-9a-fA-F]{1,4}"
+_IPV6 = (
+    rf"(?<![\w:.])(?:(?:{_H}:){{7}}{_H}|(?:{_H}:){{1,6}}:(?:{_H}(?::{_H}){{0,5}})?|::{_H}(?::{_H}){{0,6}})"
+    r"(?![\w:])"
+)
+# Words before a dotted quad that say "this is an address" even when it ends in .0 like a version.
+_IP_CONTEXT = re.compile(r"(?:\bip|addr(?:ess)?|host|inet6?|peer|server|master_addr|endpoint)\W{0,3}$|[@/]$", re.I)
+_VERSION_CONTEXT = re.compile(r"(?:version|\bv|\bver)\W{0,3}$", re.I)
+_KEY_NAME_SECRET = r"(?:aws_secret_access_key|secret_access_key|secretaccesskey|aws_secret_key)"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: str  # the secret is group `v`; text around it (key names, `/home/`) is kept
+    accept: Callable[[str, int, int, str], bool] | None = None  # (value, start, end, whole text)
+
+
+def _mixed_alphabet(value: str, _start: int, _end: int, _text: str) -> bool:
+    """A bare 40-char run is a secret key only with upper, lower and digit or / or +; hex SHA-1s are not."""
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() or c in "/+" for c in value)
+    )
+
+
+def _not_a_version(value: str, start: int, end: int, text: str) -> bool:
+    """Neuron versions are dotted quads too (`Driver version: 2.16.7.0`, `2.30.59.0-f5cdefb39`)."""
+    before, after = text[max(0, start - 24) : start], text[end : end + 2]
+    if value.startswith(("127.", "0.", "255.255.")):
+        return False  # loopback, unspecified and netmasks identify nobody and help diagnosis
+    if _IP_CONTEXT.search(before):
+        return True
+    if _VERSION_CONTEXT.search(before) or re.match(r"[-+~][0-9A-Za-z]", after):
+        return False
+    # Neuron component versions end in .0; a host address almost never does (that is the network itself).
+    return not value.endswith(".0") or after.startswith(("/", ":"))
+
+
+def _ipv6_plausible(value: str, _start: int, _end: int, _text: str) -> bool:
+    return value != "::1" and any(c.isdigit() for c in value) and ("::" in value or value.count(":") == 7)
+
+
+# A value caught by a generic key=value rule is filed under its own kind when its shape says so.
+_SHAPES = (
+    ("hf-token", re.compile(r"hf_[A-Za-z0-9]{30,}")),
+    ("aws-access-key-id", re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}")),
+)
+
+
+def _rules(known_users: set[str]) -> list[_Rule]:
+    rules = [
+        # Key/value forms first: the whole value goes, whatever its shape.
+        _Rule(
+            "aws-session-token",
+            r"(?i)\b(?:aws_\w*token|\w*session_?token)\b[\"']?\s*[=:]\s*[\"']?(?P<v>[A-Za-z0-9/+=]{16,})",
+        ),
+        _Rule("aws-secret-key", rf"(?i)\b{_KEY_NAME_SECRET}\b[\"']?\s*[=:]\s*[\"']?(?P<v>[A-Za-z0-9/+=]{{20,}})"),
+        _Rule(
+            "secret",
+            r"(?i)\b[A-Za-z_]*(?:token|secret|password|passwd|api_key|apikey)\b[\"']?\s*[=:]\s*[\"']?"
+            r"(?P<v>(?!\[redacted:)[A-Za-z0-9/+=_.-]{12,})",
+        ),
+        _Rule("hf-token", r"\b(?P<v>hf_[A-Za-z0-9]{30,})\b"),
+        _Rule("aws-access-key-id", r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b"),
+        # detect-secrets: a 40-char candidate right after `=`, `:`, a quote or a space.
+        _Rule(
+            "aws-secret-key",
+            r"(?:(?<=[=:\"'\s])|^)(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+            _mixed_alphabet,
+        ),
+        _Rule("arn", r"\b(?P<v>arn:aws[\w-]*:[\w-]*:[\w-]*:[\w-]*:[^\s\"'<>()\[\],;`]+)"),
+        _Rule("aws-account-id", r"(?i)\baccount(?:[ _-]?id)?\b\W{0,4}(?P<v>\d{12})\b"),
+        _Rule("aws-account-id", r"\b(?P<v>\d{12})(?=\.dkr\.ecr\.)"),
+        # The runtime's crash block: keep the key, mask the value (`Nodename: ip-...`).
+        _Rule("instance-id", r"\bInstance ID:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)"),
+        _Rule("nrt-cluster-id", r"\bCluster ID:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)"),
+        _Rule("hostname", r"\bNodename:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)"),
+        _Rule("instance-id", r"\b(?P<v>i-[0-9a-f]{8,17})\b"),
+        _Rule("aws-resource-id", r"\b(?P<v>(?:eni|vol|snap|sg|subnet|vpc)-[0-9a-f]{8,17})\b"),
+        _Rule("hostname", r"\b(?P<v>ip-\d{1,3}(?:-\d{1,3}){3}(?:\.[a-z][a-z0-9-]*)*)\b"),
+        _Rule("ipv4", rf"(?P<v>{_IPV4})", _not_a_version),
+        _Rule("ipv6", rf"(?P<v>{_IPV6})", _ipv6_plausible),
+        _Rule("availability-zone", r"\b(?P<v>[a-z]{3,4}\d-az\d{1,2})\b"),
+        _Rule("s3-bucket", r"\bs3://(?P<v>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])"),
+        _Rule("s3-bucket", r"\bhttps?://(?P<v>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\.s3[.-]"),
+        _Rule("user", r"(?:/home/|/Users/)(?P<v>(?!\[redacted:)[^/\s\"':]+)"),
+        _Rule("user", r"/tmp/(?P<v>(?!\[redacted:)[^/\s\"':]+)(?=/neuroncc_compile_workdir)"),
+        _Rule("user", r"\b(?:USER|LOGNAME|USERNAME)=(?P<v>(?!\[redacted:)[\w.-]+)"),
+        _Rule("user", r"(?<![\w.@-])(?P<v>[a-z_][\w.-]{0,31})@(?=ip-\d|\[redacted:hostname)"),
+    ]
+    if known_users:
+        # /tmp/<u>/... for every user seen elsewhere in the text, whatever follows it.
+        names = "|".join(re.escape(u) for u in sorted(known_users, key=len, reverse=True))
+        rules.append(_Rule("user", rf"/tmp/(?P<v>{names})(?=/)"))
+    return rules
+
+
+_USER_HINTS = re.compile(
+    r"(?:/home/|/Users/)(?P<u>[^/\s\"':]+)|/tmp/(?P<w>[^/\s\"':]+)/neuroncc_compile_workdir"
+    r"|\b(?:USER|LOGNAME|USERNAME)=(?P<e>[\w.-]+)"
+)
+
+
+@dataclass
+class Redactor:
+    """Masks secrets with stable placeholders and counts what it masked, by kind.
+
+    `enabled=False` (`--no-redact`) passes text through unchanged and counts nothing.
+    """
+
+    enabled: bool = True
+    placeholders: dict[str, str] = field(default_factory=dict)  # secret value -> placeholder
+    counts: Counter = field(default_factory=Counter)  # kind -> occurrences masked
+    _per_kind: Counter = field(default_factory=Counter)
+    _known_users: set[str] = field(default_factory=set)
+    _compiled: re.Pattern[str] | None = None
+    _rules: list[_Rule] = field(default_factory=list)
+
+    def _pattern(self, text: str) -> re.Pattern[str]:
+        new_users = {
+            name
+            for m in _USER_HINTS.finditer(text)
+            for name in m.groupdict().values()
+            if name and not name.startswith("[")
+        } - self._known_users
+        if self._compiled is None or new_users:
+            self._known_users |= new_users
+            self._rules = _rules(self._known_users)
+            # One alternation, one left-to-right pass: replaced text is never rescanned.
+            alternatives = []
+            for index, rule in enumerate(self._rules):
+                body = rule.pattern.replace("(?P<v>", f"(?P<v{index}>")
+                if body.startswith("(?i)"):
+                    body = f"(?i:{body[4:]})"
+                alternatives.append(f"(?:{body})")
+            self._compiled = re.compile("|".join(alternatives), re.M)
+        return self._compiled
+
+    def placeholder(self, kind: str, value: str) -> str:
+        existing = self.placeholders.get(value)
+        if existing is None:
+            self._per_kind[kind] += 1
+            existing = self.placeholders[value] = f"{PLACEHOLDER_PREFIX}{kind}-{self._per_kind[kind]}]"
+        return existing
+
+    def redact(self, text: str) -> str:
+        if not self.enabled or not text:
+            return text
+        pattern = self._pattern(text)
+        return pattern.sub(lambda m: self._replace(m, text), text)
+
+    def _replace(self, match: re.Match[str], text: str) -> str:
+        group = match.lastgroup  # each alternative has exactly one named group, `v<rule index>`
+        rule = self._rules[int(group[1:])]
+        value, start, end = match.group(group), match.start(group), match.end(group)
+        if value.startswith(PLACEHOLDER_PREFIX) or (rule.accept and not rule.accept(value, start, end, text)):
+            return match.group(0)
+        kind = next((k for k, shape in _SHAPES if shape.fullmatch(value)), rule.kind)
+        self.counts[kind] += 1
+        whole = match.group(0)
+        return whole[: start - match.start()] + self.placeholder(kind, value) + whole[end - match.start() :]
+
+    def redact_bytes(self, data: bytes) -> bytes:
+        """Mask secrets inside binary files (HLO protobufs) without changing any length.
+
+        Protobuf strings are length-prefixed, so a same-length mask keeps the file loadable.
+        """
+        if not self.enabled:
+            return data
+        text = data.decode("latin-1")
+        pattern = self._pattern(text)
+
+        def mask(match: re.Match[str]) -> str:
+            replaced = self._replace(match, text)
+            if replaced == match.group(0):
+                return replaced
+            return "".join(c if c in "/:=@ " else "#" for c in match.group(0))
+
+        return pattern.sub(mask, text).encode("latin-1")
+
+    def summary(self) -> dict[str, int]:
+        """Occurrences masked per kind, in a fixed kind order (empty when nothing was found)."""
+        return {kind: self.counts[kind] for kind in KINDS if self.counts[kind]}
+
+    def distinct(self) -> dict[str, int]:
+        """Distinct values masked per kind."""
+        per_kind: Counter = Counter(p[len(PLACEHOLDER_PREFIX) :].rsplit("-", 1)[0] for p in self.placeholders.values())
+        return {kind: per_kind[kind] for kind in KINDS if per_kind[kind]}
