@@ -215,3 +215,22 @@ class Analysis(Record):
     environment: Environment = Field(default_factory=Environment)
     total_lines: int = 0
     truncated: bool = False
+
+
+# ---------------------------------------------------------------- machine probe (`nforensics env`)
+
+
+class MachineProbe(Record):
+    """What `nforensics env` found on the machine it ran on. A probe that failed has no value and a
+    `not_collected[probe]` reason instead ("could not collect: neuronx-cc not on PATH")."""
+
+    os: str | None = None
+    python: str | None = None
+    compiler_version: str | None = None  # `neuronx-cc --version` output
+    neuron_ls: str | None = None
+    instance_type: str | None = None
+    apt_packages: dict[str, str] = Field(default_factory=dict)
+    pip_packages: dict[str, str] = Field(default_factory=dict)
+    env_vars: dict[str, str] = Field(default_factory=dict)
+    not_collected: dict[str, str] = Field(default_factory=dict)
+    neuron_software: bool = False  # any Neuron compiler, tool, apt or pip package found
