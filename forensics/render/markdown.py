@@ -1,0 +1,103 @@
+"""The explanation as Markdown: for a CI job summary, a pull-request comment or a wiki page.
+
+Same content as the terminal explanation, one section per failure group. (The ready-to-file bug report
+is forensics/render/report.py; this is the explanation a reader acts on.)
+"""
+
+from __future__ import annotations
+
+import re
+
+from forensics.records import Analysis, Finding
+from forensics.render.groups import FailureGroup, Occurrence, group_findings
+
+
+def code_span(text: str) -> str:
+    """Inline code that survives backticks inside the text (CommonMark: a longer fence)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_block(text: str, language: str | None = None) -> str:
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}{language or ''}\n{text.rstrip()}\n{fence}"
+
+
+def cell(text: object) -> str:
+    """A table cell: pipes escaped, line breaks kept as <br>."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+def where(occurrence: Occurrence) -> str:
+    name = occurrence.path or occurrence.source
+    return code_span(f"{name}:{occurrence.line}" if occurrence.line else name)
+
+
+def heading(finding: Finding) -> str:
+    return f"{finding.title} ({code_span(finding.code)})" if finding.code else finding.title
+
+
+def _finding_section(number: int, group: FailureGroup) -> list[str]:
+    finding = group.finding
+    out = [f"## {number}. {heading(finding)}", ""]
+    out.append(
+        f"**{finding.component}** {finding.severity} · signature {code_span(finding.signature)}"
+        f"{' (generic)' if finding.generic else ''} · fingerprint {code_span(finding.fingerprint)}"
+    )
+    seen = ", ".join(where(o) for o in group.occurrences)
+    out += ["", f"Seen {group.count}× in {len(group.inputs)} input(s): {seen}", "", finding.summary]
+    if finding.meaning:
+        out += ["", f"**What it means.** {finding.meaning}"]
+    if finding.fields:
+        out += ["", "| field | value |", "|---|---|"]
+        out += [f"| {cell(k)} | {cell(v)} |" for k, v in finding.fields.items()]
+    if finding.evidence:
+        out += ["", f"**Evidence** (in {code_span(group.first.source)})", ""]
+        out += [f"- line {e.line}: {code_span(e.text.strip())}" for e in finding.evidence]
+    if finding.hypotheses:
+        out += ["", "**Likely causes**, most likely first", ""]
+        for rank, hypothesis in enumerate(finding.hypotheses, 1):
+            explanation = f" — {hypothesis.explanation}" if hypothesis.explanation else ""
+            out.append(f"{rank}. **{hypothesis.title}** (score {hypothesis.score:g}){explanation}")
+            for e in hypothesis.evidence:
+                note = f" — {e.note}" if e.note else ""
+                out.append(f"   - line {e.line}: {code_span(e.text.strip())}{note}")
+            if hypothesis.check and not hypothesis.evidence:
+                out.append(f"   - to check: {hypothesis.check}")
+    if finding.workarounds:
+        out += ["", "**Workarounds**", ""]
+        for workaround in finding.workarounds:
+            description = f": {workaround.description}" if workaround.description else ""
+            out.append(f"- **{workaround.title}**{description}")
+            if workaround.code:
+                out += ["", *("  " + line for line in code_block(workaround.code, workaround.language).split("\n"))]
+    if finding.fixed_in:
+        fix = finding.fixed_in
+        sdk = f" (Neuron SDK {fix.sdk})" if fix.sdk else ""
+        out += ["", f"**Fixed in** {fix.summary or f'{fix.component} {fix.version}{sdk}'}"]
+    if finding.references:
+        out += ["", "**References**", ""]
+        out += [f"- [{r.title}]({r.url})" for r in finding.references]
+    return out + [""]
+
+
+def render_markdown(analyses: list[Analysis], groups: list[FailureGroup] | None = None) -> str:
+    groups = group_findings(analyses) if groups is None else groups
+    sources = ", ".join(code_span(a.source) for a in analyses)
+    if not groups:
+        return f"# nforensics: no Neuron failure recognised\n\nInputs: {sources}\n"
+    out = [f"# nforensics: {len(groups)} failure(s) in {len(analyses)} input(s)", ""]
+    out += ["| # | failure | code | component | seen | inputs |", "|---|---|---|---|---|---|"]
+    for number, group in enumerate(groups, 1):
+        finding = group.finding
+        out.append(
+            f"| {number} | {cell(finding.title)} | {cell(finding.code or '—')} | {finding.component}"
+            f" | {group.count} | {cell(', '.join(group.inputs))} |"
+        )
+    out.append("")
+    for number, group in enumerate(groups, 1):
+        out += _finding_section(number, group)
+    return "\n".join(out)
