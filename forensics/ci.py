@@ -1,0 +1,117 @@
+"""What `explain` and `run` share for CI use: which inputs to read, which formats to write where.
+
+`--format NAME[=FILE]` may repeat: one run of a CI step can print annotations for the log, write SARIF for
+code scanning and JUnit for the test widget at once. Without FILE a format goes to the stream the
+command chooses (stdout for `explain`; stderr for `run`, whose stdout belongs to the wrapped command).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from forensics.errors import InputError
+from forensics.records import Analysis
+
+FORMATS = ("text", "json", "sarif", "github", "junit", "gitlab", "markdown")
+
+
+@dataclass(frozen=True)
+class FormatRequest:
+    name: str
+    file: str | None = None  # None: the command's default stream
+
+
+def parse_formats(specs: list[str]) -> list[FormatRequest]:
+    requests = []
+    for spec in specs:
+        name, _, file = spec.partition("=")
+        name = name.strip().lower()
+        if name not in FORMATS:
+            raise InputError(f"unknown format {name!r}: choose from {', '.join(FORMATS)} (as NAME or NAME=FILE)")
+        if "=" in spec and not file:
+            raise InputError(f"--format {spec}: give a file name after '=' or leave '=' out for standard output")
+        requests.append(FormatRequest(name, file or None))
+    return requests
+
+
+def _folder_files(folder: Path, pattern: str) -> Iterator[Path]:
+    """Files under `folder` matching `pattern`, recursively, sorted, skipping hidden files and folders."""
+    for path in sorted(folder.rglob(pattern)):
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts):
+            yield path
+
+
+def analyze_inputs(specs: list[str], pattern: str = "*") -> tuple[list[Analysis], list[str]]:
+    """Analyses of the named files, of every file in the named folders, and of stdin for `-`.
+
+    A file named on the command line that cannot be read is an input error. A file found inside a folder
+    that cannot be read (a NEFF next to the logs, say) is skipped and reported in the second list, so one
+    stray binary does not hide the failures in the other logs.
+    """
+    from forensics.diagnose import analyze_path
+
+    if specs.count("-") > 1:
+        raise InputError("standard input ('-') can be read only once")
+    analyses, skipped = [], []
+    for spec in specs:
+        folder = Path(spec)
+        if spec == "-" or not folder.is_dir():
+            analyses.append(analyze_path(spec))
+            continue
+        files = list(_folder_files(folder, pattern))
+        if not files:
+            raise InputError(f"{spec}: no files matching {pattern!r} in this folder")
+        for path in files:
+            try:
+                analyses.append(analyze_path(str(path)))
+            except InputError as exc:
+                skipped.append(str(exc))
+    return analyses, skipped
+
+
+def render_to(analyses: list[Analysis], request: FormatRequest, env: Mapping[str, str]) -> str:
+    """The text of one format; `github` also appends its job summary to $GITHUB_STEP_SUMMARY when set."""
+    if request.name != "github":
+        from forensics.render import render
+
+        return render(analyses, request.name)
+    from forensics.render.github import render_github
+
+    commands, summary = render_github(analyses)
+    if summary_file := env.get("GITHUB_STEP_SUMMARY"):
+        _write(summary_file, summary + "\n", append=True)
+    return commands
+
+
+def _write(file: str, text: str, append: bool = False) -> None:
+    path = Path(file)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a" if append else "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise InputError(f"cannot write {file}: {exc.strerror or exc}") from None
+
+
+def write_outputs(
+    analyses: list[Analysis],
+    requests: list[FormatRequest],
+    stream: TextIO,
+    env: Mapping[str, str] = os.environ,
+) -> None:
+    for request in requests:
+        text = render_to(analyses, request, env)
+        if request.file:
+            _write(request.file, text)
+        else:
+            stream.write(text)
+            stream.flush()
+
+
+def exit_code(analyses: list[Analysis], exit_zero: bool) -> int:
+    """0 nothing recognised, 1 failure(s) diagnosed; `--exit-zero` keeps an advisory CI step green."""
+    return 0 if exit_zero or not any(a.findings for a in analyses) else 1
