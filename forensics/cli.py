@@ -53,6 +53,51 @@ def explain(
     raise typer.Exit(EXIT_DIAGNOSED if any(a.findings for a in analyses) else EXIT_CLEAN)
 
 
+@app.command()
+def report(
+    file: str = typer.Argument(..., help="The failing log, or '-' for standard input."),
+    instance: Optional[str] = typer.Option(None, "--instance", help="EC2 instance type, e.g. trn2.48xlarge."),
+    repro: Optional[str] = typer.Option(None, "--repro", help="Reproducer script: embedded if small, else attached."),
+    url: bool = typer.Option(False, "--url", help="Print a prefilled new-issue URL for aws-neuron/aws-neuron-sdk."),
+    bundle: Optional[str] = typer.Option(None, "--bundle", help="Write a folder + .tar.gz to share (redacted)."),
+    hlo: Optional[str] = typer.Option(None, "--hlo", help="HLO file to include in the bundle."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Do not mask keys, hosts, user names (not advised)."),
+    env_here: bool = typer.Option(False, "--env-here", help="Also probe this machine (run it where the job failed)."),
+    journal: Optional[str] = typer.Option(None, "--journal", help="Experiment journal to cite under reproduction."),
+    format: str = typer.Option("markdown", "--format", "-f", help="markdown or json."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report here instead of stdout."),
+) -> None:
+    """Write a bug report for aws-neuron/aws-neuron-sdk, shaped like its issue form, redacted, offline."""
+    from forensics.bundle import ReportOptions, make_report, write_report_file
+
+    if hlo and not bundle:
+        raise InputError("--hlo goes into a bundle: add --bundle DIR")
+    result = make_report(
+        ReportOptions(
+            log=file, instance=instance, repro=repro, url=url, bundle=bundle, hlo=hlo, redact=not no_redact,
+            env_here=env_here, journal=journal, format=format,
+        )
+    )
+    for line in write_report_file(result, output, file):
+        sys.stderr.write(f"nforensics: {line}\n")
+    if output is None and not (url and format == "markdown"):
+        sys.stdout.write(result.text)
+    if url and format == "markdown":
+        sys.stdout.write(result.url + "\n")
+
+
+@app.command()
+def env(format: str = typer.Option("text", "--format", "-f", help="text or json.")) -> None:
+    """Probe this machine like collect_env: OS, Python, Neuron compiler, tools and packages. Offline."""
+    from forensics.envprobe import probe
+    from forensics.redact import Redactor
+    from forensics.render.report import render_probe
+
+    if format not in ("text", "json"):
+        raise InputError(f"unknown format {format!r}: use text or json")
+    sys.stdout.write(render_probe(probe(), format, Redactor()))
+
+
 def main() -> None:
     """Entry point: usage and input errors become one line on stderr and exit code 2, never a traceback."""
     try:

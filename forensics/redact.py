@@ -158,19 +158,27 @@ class Redactor:
     placeholders: dict[str, str] = field(default_factory=dict)  # secret value -> placeholder
     counts: Counter = field(default_factory=Counter)  # kind -> occurrences masked
     _per_kind: Counter = field(default_factory=Counter)
-    _known_users: set[str] = field(default_factory=set)
+    _known_users: set[str] = field(default_factory=set)  # from /home/<u>, USER=<u>, ...: masked in /tmp/<u>/ too
     _compiled: re.Pattern[str] | None = None
+    _compiled_for: frozenset[str] = frozenset()
     _rules: list[_Rule] = field(default_factory=list)
 
-    def _pattern(self, text: str) -> re.Pattern[str]:
-        new_users = {
-            name
-            for m in _USER_HINTS.finditer(text)
-            for name in m.groupdict().values()
-            if name and not name.startswith("[")
-        } - self._known_users
-        if self._compiled is None or new_users:
-            self._known_users |= new_users
+    def sharing(self) -> Redactor:
+        """A redactor with the same placeholders and known users but its own counts: the counts of one
+        output (the report) while the bundle around it keeps placeholders consistent."""
+        return Redactor(
+            enabled=self.enabled, placeholders=self.placeholders, _per_kind=self._per_kind, _known_users=self._known_users
+        )
+
+    def learn(self, *texts: str) -> None:
+        """Note the user names these texts reveal, so `/tmp/<u>/` is masked even before `/home/<u>` shows up."""
+        for text in texts:
+            for m in _USER_HINTS.finditer(text):
+                self._known_users.update(n for n in m.groupdict().values() if n and not n.startswith("["))
+
+    def _pattern(self) -> re.Pattern[str]:
+        if self._compiled is None or self._compiled_for != self._known_users:
+            self._compiled_for = frozenset(self._known_users)
             self._rules = _rules(self._known_users)
             # One alternation, one left-to-right pass: replaced text is never rescanned.
             alternatives = []
@@ -192,8 +200,8 @@ class Redactor:
     def redact(self, text: str) -> str:
         if not self.enabled or not text:
             return text
-        pattern = self._pattern(text)
-        return pattern.sub(lambda m: self._replace(m, text), text)
+        self.learn(text)
+        return self._pattern().sub(lambda m: self._replace(m, text), text)
 
     def _replace(self, match: re.Match[str], text: str) -> str:
         group = match.lastgroup  # each alternative has exactly one named group, `v<rule index>`
@@ -214,7 +222,8 @@ class Redactor:
         if not self.enabled:
             return data
         text = data.decode("latin-1")
-        pattern = self._pattern(text)
+        self.learn(text)
+        pattern = self._pattern()
 
         def mask(match: re.Match[str]) -> str:
             replaced = self._replace(match, text)

@@ -1,0 +1,319 @@
+"""`nforensics report`: assemble the bug report, its prefilled URL and the `--bundle` folder + archive.
+
+Order matters for privacy: every text passes one `Redactor` before it is written anywhere, the report
+first (so report.md reads the same with or without a bundle), then the log, env.json and the attachments,
+all with the same placeholders. The bundle is a folder the user can audit plus a `.tar.gz` of it beside
+it, as the Neuron GatherInfo tool did; MANIFEST.md says what each file reveals (the HLO reveals the model
+structure, a reproducer reveals source code, weights are never included).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+import tarfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from forensics.errors import InputError
+from forensics.records import Analysis, MachineProbe
+from forensics.redact import Redactor
+from forensics.render.report import (
+    REPRO_EMBED_BYTES,
+    URL_LIMIT,
+    IssueForm,
+    ReportInput,
+    build_form,
+    prefill_url,
+    redaction_note,
+    render_json,
+    render_markdown,
+    scan_log,
+)
+
+SNIFF_BYTES = 8192
+MAX_ATTACHMENT_BYTES = 256 << 20  # an HLO dump can be large; past this it is referenced, not copied
+
+
+@dataclass
+class ReportOptions:
+    log: str
+    instance: str | None = None
+    repro: str | None = None
+    url: bool = False
+    bundle: str | None = None
+    hlo: str | None = None
+    redact: bool = True
+    env_here: bool = False
+    journal: str | None = None
+    format: str = "markdown"
+
+
+@dataclass
+class Report:
+    form: IssueForm
+    text: str  # the report in the requested format
+    markdown: str
+    url: str | None = None
+    url_length: int = 0
+    bundle_dir: Path | None = None
+    archive: Path | None = None
+    files: list[str] = field(default_factory=list)
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} {path} is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    if b"\x00" in data[:SNIFF_BYTES]:
+        raise InputError(f"{what} {path} is a binary file, not text")
+    return data.decode("utf-8", errors="replace")
+
+
+def _journal_table(path: str) -> str:
+    try:
+        from forensics.experiments.journal import markdown_table
+    except ImportError:
+        raise InputError("--journal needs the experiment journal (forensics.experiments.journal), which this build lacks") from None
+    if not Path(path).is_file():
+        raise InputError(f"journal {path}: no such file")
+    return markdown_table(path)
+
+
+class _Log:
+    """The failing log, readable twice: once for the analysis, once for the excerpt and the bundle copy."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self._stdin_text = sys.stdin.read() if spec == "-" else None
+
+    def analyze(self) -> Analysis:
+        from forensics.diagnose import analyze_path, analyze_text
+
+        if self._stdin_text is not None:
+            return analyze_text(self._stdin_text, "<stdin>")
+        return analyze_path(self.spec)
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        from forensics.ingest import read_lines, text_lines
+
+        if self._stdin_text is not None:
+            return text_lines(self._stdin_text)
+        return read_lines(self.spec)[1]
+
+    @property
+    def name(self) -> str:
+        return "stdin.log" if self._stdin_text is not None else Path(self.spec).name
+
+
+def make_report(options: ReportOptions) -> Report:
+    if options.format not in ("markdown", "json"):
+        raise InputError(f"unknown report format {options.format!r}: use markdown or json")
+    log = _Log(options.log)
+    analysis = log.analyze()
+    redactor = Redactor(enabled=options.redact)
+
+    def learned(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+        for number, text in lines:
+            redactor.learn(text)  # user names seen anywhere in the log are masked everywhere
+            yield number, text
+
+    repro_text = _read_text(options.repro, "reproducer") if options.repro else None
+    probe: MachineProbe | None = None
+    if options.env_here:
+        from forensics.envprobe import probe as run_probe
+
+        probe = run_probe()
+    report_input = ReportInput(
+        analysis=analysis,
+        log=scan_log(learned(log.lines()), analysis),
+        instance=options.instance,
+        repro_name=Path(options.repro).name if options.repro else None,
+        repro_text=repro_text,
+        journal_table=_journal_table(options.journal) if options.journal else None,
+        probe=probe,
+        redact=options.redact,
+    )
+    form = build_form(report_input, redactor)
+    markdown = render_markdown(form)
+    report = Report(form=form, text=markdown, markdown=markdown)
+    if options.url:
+        report.url, report.url_length = prefill_url(form)
+    if options.format == "json":
+        report.text = render_json(form, report.url)
+    if options.bundle:
+        _write_bundle(Path(options.bundle), options, log, report_input, report, redactor)
+    return report
+
+
+def write_report_file(report: Report, output: str | None, log_spec: str) -> list[str]:
+    """Write the report to `output` when asked, and when a `--url` overflowed (the URL then points at a
+    Markdown file, so one must exist). Returns the notes to show the user."""
+    notes: list[str] = []
+    if output:
+        _write(Path(output), report.text)
+    if report.url is None or report.url_length <= URL_LIMIT:
+        return notes
+    markdown_file = Path(output) if output and report.text == report.markdown else None
+    if markdown_file is None and report.bundle_dir is not None:
+        markdown_file = report.bundle_dir / "report.md"
+    if markdown_file is None:
+        stem = "stdin" if log_spec == "-" else Path(log_spec).stem
+        markdown_file = Path(f"{stem}-report.md")
+        _write(markdown_file, report.markdown)
+    notes.append(
+        f"the full prefilled URL would be {report.url_length / 1024:.1f} KB, over GitHub's limit of about"
+        f" {URL_LIMIT // 1024} KB; the URL fills the title and short fields only: paste the rest from {markdown_file}"
+    )
+    return notes
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path} ({exc.strerror or exc})") from None
+
+
+# ------------------------------------------------------------------------------------------ bundle
+
+_REVEALS = {
+    "report.md": "The bug report: error, versions, flags, ranked causes, log excerpt. No source code, no weights.",
+    "env.json": "Package versions, compiler flags, NEURON_*/XLA_* variables and target from the log"
+    " (and this machine's OS, Python and Neuron tools with --env-here). No source code, no weights.",
+    "flags.txt": "The neuronx-cc flags of the failing run. No source code, no weights.",
+    "journal.md": "The re-runs nforensics recorded (variant, verdict). No source code, no weights.",
+}
+
+
+def _is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:SNIFF_BYTES]
+
+
+def _write_bundle(
+    folder: Path, options: ReportOptions, log: _Log, report_input: ReportInput, report: Report, redactor: Redactor
+) -> None:
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise InputError(f"bundle folder {folder} already exists and is not empty: choose a new folder")
+    archive = folder.parent / f"{folder.name}.tar.gz"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create bundle folder {folder} ({exc.strerror or exc})") from None
+    manifest: list[tuple[str, str]] = []
+    counts = redactor.sharing()  # this bundle's own occurrence counts, same placeholders as the report
+
+    def write(name: str, data: str | bytes, reveals: str) -> None:
+        path = folder / name
+        if isinstance(data, str):
+            path.write_text(data, encoding="utf-8")
+        else:
+            path.write_bytes(data)
+        manifest.append((name, reveals))
+
+    write("report.md", report.markdown, _REVEALS["report.md"])
+
+    log_name = counts.redact(log.name)
+    with (folder / log_name).open("w", encoding="utf-8") as out:
+        for _number, text in log.lines():
+            out.write(counts.redact(text) + "\n")
+    manifest.append(
+        (
+            log_name,
+            "The failing log" + (", redacted" if options.redact else ", NOT redacted")
+            + ". It can quote source lines from tracebacks and op names of the model; no weights.",
+        )
+    )
+
+    environment = report_input.analysis.environment.model_dump(mode="json")
+    machine = report_input.probe.model_dump(mode="json") if report_input.probe else None
+    env_json = json.dumps({"from_log": environment, "this_machine": machine}, indent=2) + "\n"
+    write("env.json", counts.redact(env_json), _REVEALS["env.json"])
+
+    flags = report_input.analysis.environment.compiler_flags
+    if flags:
+        write("flags.txt", counts.redact("\n".join(flags) + "\n"), _REVEALS["flags.txt"])
+    if options.repro and report_input.repro_text is not None:
+        embedded = len(report_input.repro_text.encode()) <= REPRO_EMBED_BYTES
+        write(
+            counts.redact(Path(options.repro).name),
+            counts.redact(report_input.repro_text),
+            "The reproducer: source code you wrote" + (" (also embedded in report.md)." if embedded else ".")
+            + " No weights unless the script itself loads them from elsewhere.",
+        )
+    if options.hlo:
+        _copy_hlo(Path(options.hlo), counts, write)
+    if report_input.journal_table:
+        write("journal.md", counts.redact(report_input.journal_table.strip() + "\n"), _REVEALS["journal.md"])
+
+    write("MANIFEST.md", _manifest(folder.name, manifest, counts, report.form), "This list.")
+    _archive(folder, archive)
+    report.bundle_dir, report.archive = folder, archive
+    report.files = sorted(name for name, _ in manifest)
+
+
+def _copy_hlo(path: Path, counts: Redactor, write) -> None:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"HLO {path}: cannot read ({exc.strerror or exc})") from None
+    if size > MAX_ATTACHMENT_BYTES:
+        raise InputError(f"HLO {path} is {size >> 20} MB, more than a bundle takes; share it separately")
+    data = path.read_bytes()
+    reveals = "The HLO graph: it reveals the model structure (ops, shapes, layer names), not the weights"
+    if _is_binary(data):
+        # Protobufs: secrets (source paths with user names) masked byte for byte, so the file still loads.
+        write(counts.redact(path.name), counts.redact_bytes(data), reveals + "; binary, masked in place.")
+    else:
+        write(counts.redact(path.name), counts.redact(data.decode("utf-8", errors="replace")), reveals + ".")
+
+
+def _manifest(name: str, files: list[tuple[str, str]], counts: Redactor, form: IssueForm) -> str:
+    rows = "\n".join(f"| `{file}` | {reveals} |" for file, reveals in files)
+    totals = counts.summary()
+    if not form.redacted:
+        redaction = "**Not redacted (--no-redact).** Read every file before sharing."
+    elif totals:
+        redaction = "Redacted offline before writing (occurrences by kind across the bundle): " + ", ".join(
+            f"{kind} ×{count}" for kind, count in totals.items()
+        )
+    else:
+        redaction = "Redacted offline before writing: nothing to mask was found."
+    return (
+        f"# nforensics bundle `{name}`\n\n"
+        "Everything here was written by `nforensics report --bundle`. Read it before you share it; the"
+        f" archive `{name}.tar.gz` beside this folder holds the same files.\n\n"
+        "| file | what it reveals |\n|---|---|\n"
+        f"{rows}\n| `MANIFEST.md` | This list. |\n\n"
+        "Model weights are never included. Source code is included only as the reproducer you passed.\n\n"
+        f"{redaction}\n\n"
+        "To share privately instead of on a public issue, send the archive to aws-neuron-support@amazon.com"
+        " and mention the issue.\n\n"
+        f"Report: {redaction_note(form)}\n"
+    )
+
+
+def _archive(folder: Path, archive: Path) -> None:
+    """A reproducible .tar.gz of the folder (sorted names, no owners or times), so two runs compare equal."""
+
+    def clean(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        info.mtime = 0
+        return info
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.add(folder, arcname=folder.name, recursive=False, filter=clean)
+        for path in sorted(folder.iterdir()):
+            tar.add(path, arcname=f"{folder.name}/{path.name}", filter=clean)
+    with archive.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as out:
+        out.write(buffer.getvalue())

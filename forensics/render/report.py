@@ -1,0 +1,542 @@
+"""The ready-to-file bug report for aws-neuron/aws-neuron-sdk, shaped like its `bug-report.yml` issue form.
+
+The form's fields, by id (the query parameter names of a prefilled new-issue URL) and label (the
+`### Label` headings GitHub writes into an issue opened from the form):
+https://github.com/aws-neuron/aws-neuron-sdk/blob/master/.github/ISSUE_TEMPLATE/bug-report.yml
+
+Every field is built from the analysis first, then passed through one `Redactor`, so the Markdown, the
+JSON and the URL carry the same placeholders. The repository labels issues by keywords
+(`.github/workflows/auto-label-issues.yml`, plain substring matching): the workload field says
+"Inference" or "Training" literally and the instance field names the instance type, while the prose
+written here avoids the other label words (no "constraint", "observed", "server", ...).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
+
+from forensics import __version__
+from forensics.records import Analysis, Environment, Finding, MachineProbe, Workaround
+from forensics.redact import Redactor
+from forensics.render.markdown import code_block, code_span
+
+REPOSITORY = "aws-neuron/aws-neuron-sdk"
+TEMPLATE = "bug-report.yml"
+NEW_ISSUE_URL = f"https://github.com/{REPOSITORY}/issues/new"
+URL_LIMIT = 8 * 1024  # GitHub answers 414 URI Too Long past about this
+FORM_LABELS = ("bug", "needs-triage")
+
+# (id, label) in form order; the current form (2025-09) first, then the two inputs of the older form.
+FIELDS = (
+    ("description", "Describe the bug"),
+    ("modelname", "Model Name"),
+    ("workloadtype", "Describe the workload type"),
+    ("instancetype", "Instance Type"),
+    ("release", "Release version"),
+    ("reproduction", "Reproduction Steps"),
+    ("regression", "Regression Issue"),
+    ("solution", "Possible Solution"),
+    ("context", "Logs/Context/Additional Information"),
+)
+LEGACY_FIELDS = (
+    ("neuronx-cc-version", "neuronx-cc version used"),
+    ("frameworks-used", "Framework(s) and their versions used ( PyTorch, etc..)"),
+)
+REGRESSION_OPTION = "Select this option if this issue appears to be a regression."
+NO_RESPONSE = "_No response_"  # what GitHub writes for an empty optional field
+
+APT_COMMAND = "apt list --installed | grep -i -e neuron"
+PIP_COMMAND = "pip list | grep -i -e neuron -e torch -e transformers -e jax"
+FRAMEWORKS = ("torch", "torch-neuronx", "torch-xla", "jax", "jax-neuronx", "transformers", "nki")
+
+REPRO_EMBED_BYTES = 8000
+EXCERPT_CONTEXT = 2  # lines shown around each evidence line
+EXCERPT_MAX_LINES = 80
+TOP_HYPOTHESES = 3
+
+# The form asks "Inference or Training"; these say which one the failing job was.
+_INFERENCE_SIGNS = re.compile(
+    r"torch_neuronx\.trace|neuronx_distributed_inference|\bNxDI\b|\.generate\(|inference|\bvllm\b|trace\(", re.I
+)
+_TRAINING_SIGNS = re.compile(
+    r"neuron_parallel_compile|\.backward\(|optimizer_step|optimizer\.step|\btrain(?:ing|er)?\b|train\.py|--model-type[= ]?cnn-training",
+    re.I,
+)
+_MODEL_HINTS = re.compile(
+    r"from_pretrained\(\s*[\"']([\w.-]+/[\w.-]+)[\"']"
+    r"|\bmodel[_-]?(?:id|name)\s*[=:]\s*[\"']?([\w.-]+/[\w.-]+)"
+    r"|--model[_-](?:id|name)[= ][\"']?([\w.-]+/[\w.-]+)"
+)
+_FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*(?:=[^\s\"']+)?)")
+_ASSIGNMENT = re.compile(r"\b([A-Z][A-Z0-9_]{2,})=(\"[^\"]*\"|'[^']*'|\S+)")
+
+
+@dataclass
+class LogContext:
+    """What the report needs from the log beyond the analysis: the lines around the evidence and
+    hints about the job (model, workload), gathered in one streaming pass by `scan_log`."""
+
+    lines: dict[int, str] = field(default_factory=dict)
+    model: str | None = None
+    inference_signs: list[tuple[int, str]] = field(default_factory=list)
+    training_signs: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass
+class ReportInput:
+    analysis: Analysis
+    log: LogContext = field(default_factory=LogContext)
+    instance: str | None = None  # --instance
+    repro_name: str | None = None
+    repro_text: str | None = None
+    journal_table: str | None = None
+    probe: MachineProbe | None = None  # --env-here
+    redact: bool = True
+
+
+@dataclass
+class IssueForm:
+    title: str
+    fields: dict[str, str]  # id -> Markdown value, form order, legacy ids last
+    redaction: dict[str, int]  # kind -> occurrences masked
+    redacted: bool
+
+
+def evidence_lines(analysis: Analysis) -> list[int]:
+    """The input lines the findings point at (their evidence and their hypotheses' evidence)."""
+    lines = {e.line for f in analysis.findings for e in f.evidence}
+    lines |= {e.line for f in analysis.findings for h in f.hypotheses for e in h.evidence}
+    return sorted(line for line in lines if line > 0)
+
+
+def excerpt_window(analysis: Analysis) -> set[int]:
+    """Evidence lines with their context, capped so the excerpt stays the part that matters."""
+    wanted: list[int] = []
+    for line in evidence_lines(analysis):
+        for near in range(max(1, line - EXCERPT_CONTEXT), line + EXCERPT_CONTEXT + 1):
+            if near not in wanted:
+                wanted.append(near)
+    return set(sorted(wanted)[:EXCERPT_MAX_LINES])
+
+
+def scan_log(numbered_lines, analysis: Analysis) -> LogContext:
+    """One pass over (number, text) lines: keep the excerpt lines, note model and workload hints."""
+    window = excerpt_window(analysis)
+    context = LogContext()
+    for number, text in numbered_lines:
+        if number in window:
+            context.lines[number] = text
+        _note_hints(context, number, text)
+    return context
+
+
+def _note_hints(context: LogContext, number: int, text: str) -> None:
+    if context.model is None and (m := _MODEL_HINTS.search(text)):
+        context.model = next(g for g in m.groups() if g)
+    if len(context.inference_signs) < 3 and (m := _INFERENCE_SIGNS.search(text)):
+        context.inference_signs.append((number, m.group(0)))
+    if len(context.training_signs) < 3 and (m := _TRAINING_SIGNS.search(text)):
+        context.training_signs.append((number, m.group(0)))
+
+
+def primary_finding(analysis: Analysis) -> Finding | None:
+    """The finding the issue is about: the first error from the catalogue, else the first finding."""
+    ranked = sorted(
+        analysis.findings,
+        key=lambda f: (f.severity != "error", f.generic, f.component == "environment"),
+    )
+    return ranked[0] if ranked else None
+
+
+# ------------------------------------------------------------------------------------------ fields
+
+
+def _title(finding: Finding | None) -> str:
+    if finding is None:
+        return "[Bug] Neuron failure (nforensics recognised no known signature)"
+    code = f"{finding.code}: " if finding.code else ""
+    return f"[Bug] {code}{finding.title}"
+
+
+def _stage(finding: Finding) -> str:
+    details = [f"{k} {code_span(str(v))}" for k, v in finding.fields.items() if k in ("stage", "pass", "phase", "api")]
+    return finding.component + (f" ({', '.join(details)})" if details else "")
+
+
+def _description(report: ReportInput, finding: Finding | None) -> str:
+    analysis = report.analysis
+    if finding is None:
+        out = [
+            f"nforensics found no known Neuron failure signature in {code_span(analysis.source)}"
+            f" ({analysis.total_lines} lines). The log excerpt is under Logs/Context."
+        ]
+        return "\n".join(out)
+    out = [finding.summary, ""]
+    where = f", line {finding.evidence[0].line}" if finding.evidence else ""
+    code = f"{code_span(finding.code)}, " if finding.code else ""
+    out.append(f"**Error** ({code}{finding.component}{where}):")
+    out.append("")
+    message = "\n".join(e.text for e in finding.evidence[:12]) or finding.summary
+    out += [code_block(message, "text"), ""]
+    out.append(f"**Failing stage:** {_stage(finding)}")
+    target = analysis.environment.target
+    if target:
+        out.append(f"**Target:** {code_span(target)}")
+    if finding.meaning:
+        out += ["", f"**What it means:** {finding.meaning}"]
+    others = [f for f in analysis.findings if f is not finding]
+    if others:
+        out += ["", "**Other failures in the same log:**", ""]
+        for other in others:
+            line = f" (line {other.evidence[0].line})" if other.evidence else ""
+            code = f"{code_span(other.code)} " if other.code else ""
+            out.append(f"- {code}{other.title}{line}")
+    return "\n".join(out)
+
+
+def _model_name(report: ReportInput) -> str:
+    if report.log.model:
+        return f"{code_span(report.log.model)} (named in the log)"
+    return "Not named in the log; please fill in the model (e.g. its Hugging Face id)."
+
+
+def _workload(report: ReportInput) -> str:
+    inference, training = report.log.inference_signs, report.log.training_signs
+    flags = report.analysis.environment.compiler_flags
+    details = f"\n\nCompiler flags: {code_span(' '.join(flags))}" if flags else ""
+    if not inference and not training:
+        return "Not determined from the log; please state the workload type." + details
+
+    def signs(found: list[tuple[int, str]]) -> str:
+        return ", ".join(f"{code_span(text)} (line {line})" for line, text in found)
+
+    if len(training) > len(inference):
+        return f"Training (the log shows {signs(training)})" + details
+    return f"Inference (the log shows {signs(inference)})" + details
+
+
+def _instance_type(report: ReportInput) -> str:
+    env = report.analysis.environment
+    if report.instance:
+        return report.instance
+    if env.instance_type:
+        return f"{env.instance_type} (from the log)"
+    if report.probe and report.probe.instance_type:
+        return f"{report.probe.instance_type} (probed on the failing machine)"
+    if env.target:
+        return f"Not stated in the log; compile target {code_span(env.target)}. Please add the EC2 instance type."
+    return "Not stated in the log; please add the EC2 instance type (e.g. trn2.48xlarge)."
+
+
+def _packages(report: ReportInput) -> tuple[dict[str, str], dict[str, str]]:
+    """(apt, pip) packages: the log's listings first, the probe's (--env-here) filling gaps."""
+    from forensics.envprobe import APT_FILTER, PIP_FILTER
+
+    apt: dict[str, str] = {}
+    pip: dict[str, str] = {}
+    for name, version in report.analysis.environment.packages.items():
+        if name.startswith("aws-neuron"):
+            apt[name] = version
+        elif PIP_FILTER.search(name) or APT_FILTER.search(name):
+            pip[name] = version
+    if report.probe:
+        for name, version in report.probe.apt_packages.items():
+            apt.setdefault(name, version)
+        for name, version in report.probe.pip_packages.items():
+            pip.setdefault(name, version)
+    return dict(sorted(apt.items())), dict(sorted(pip.items()))
+
+
+def _sdk_release(pip: dict[str, str]) -> str | None:
+    """The Neuron SDK release that ships the compiler the log shows, when the release table knows it."""
+    from forensics.diagnose.versions import first_sdk_with, releases, version_key
+
+    compiler = pip.get("neuronx-cc")
+    if not compiler:
+        return None
+    sdk = first_sdk_with("neuronx-cc", compiler)
+    shipped = dict(releases()).get(sdk, {}).get("neuronx-cc", ()) if sdk else ()
+    wanted = version_key("neuronx-cc", compiler)
+    return sdk if any(version_key("neuronx-cc", v) == wanted for v in shipped) else None
+
+
+def _release(report: ReportInput) -> str:
+    apt, pip = _packages(report)
+    if not apt and not pip:
+        return "The log lists no Neuron package versions; please paste the output of:\n\n" + code_block(
+            f"{APT_COMMAND}\n{PIP_COMMAND}", "bash"
+        )
+    out = []
+    sdk = _sdk_release(pip)
+    if sdk:
+        out += [f"Neuron SDK {sdk} (the release that ships neuronx-cc {pip['neuronx-cc']})", ""]
+    apt_lines = [f"{name} {version}" for name, version in apt.items()] or ["(no apt listing in the log)"]
+    pip_lines = [f"{name} {version}" for name, version in pip.items()] or ["(no pip listing in the log)"]
+    out.append(code_block("\n".join([f"$ {APT_COMMAND}", *apt_lines, f"$ {PIP_COMMAND}", *pip_lines]), "text"))
+    return "\n".join(out)
+
+
+def _reproduction(report: ReportInput) -> str:
+    out: list[str] = []
+    if report.repro_text is not None and len(report.repro_text.encode()) <= REPRO_EMBED_BYTES:
+        language = "python" if (report.repro_name or "").endswith(".py") else "bash" if (report.repro_name or "").endswith(".sh") else ""
+        out += [f"Reproducer ({code_span(report.repro_name or 'repro')}):", "", code_block(report.repro_text, language)]
+    elif report.repro_text is not None:
+        size = len(report.repro_text.encode())
+        lines = report.repro_text.count("\n") + 1
+        out.append(
+            f"Reproducer {code_span(report.repro_name or 'repro')} ({lines} lines, {size / 1024:.1f} KB) is too long"
+            " to embed: it is attached to this issue as a file."
+        )
+    else:
+        out.append("No reproducer attached yet (nforensics report --repro FILE embeds one).")
+    flags = report.analysis.environment.compiler_flags
+    if flags:
+        out += ["", "Compiler flags in the failing run:", "", code_block(" ".join(flags), "bash")]
+    if report.journal_table:
+        out += ["", "Re-runs recorded by nforensics (experiment journal):", "", report.journal_table.strip()]
+    return "\n".join(out)
+
+
+def _workaround_tokens(workaround: Workaround) -> tuple[list[str], list[tuple[str, str]]]:
+    code = workaround.code or ""
+    flags = [f for f in _FLAG.findall(code) if not f.startswith("--target")]
+    assignments = [(name, value.strip("'\"")) for name, value in _ASSIGNMENT.findall(code)]
+    return flags, assignments
+
+
+def already_applied(workaround: Workaround, environment: Environment) -> bool:
+    """True when the log shows every flag and variable the workaround sets (so it did not help)."""
+    flags, assignments = _workaround_tokens(workaround)
+    if not flags and not assignments:
+        return False
+    in_use = set(environment.compiler_flags)
+    for value in environment.env_vars.values():
+        in_use |= set(value.split())
+    flags_here = all(f in in_use for f in flags)
+    vars_here = all(
+        environment.env_vars.get(name) == value or set(value.split()) <= in_use for name, value in assignments
+    )
+    return flags_here and vars_here
+
+
+def _solution(report: ReportInput, finding: Finding | None) -> str:
+    if finding is None:
+        return ""
+    out: list[str] = []
+    if finding.hypotheses:
+        out += ["Likely causes ranked by nforensics (score, then the evidence in the log):", ""]
+        for rank, hypothesis in enumerate(finding.hypotheses[:TOP_HYPOTHESES], 1):
+            explanation = f": {hypothesis.explanation}" if hypothesis.explanation else ""
+            out.append(f"{rank}. **{hypothesis.title}** (score {hypothesis.score:g}){explanation}")
+            for e in hypothesis.evidence:
+                note = f" ({e.note})" if e.note else ""
+                out.append(f"   - line {e.line}: {code_span(e.text.strip())}{note}")
+            if hypothesis.check and not hypothesis.evidence:
+                out.append(f"   - to check: {hypothesis.check}")
+    if finding.fixed_in:
+        fix = finding.fixed_in
+        out += ["", f"**Fixed in:** {fix.summary or f'{fix.component} {fix.version}'}"]
+    environment = report.analysis.environment
+    tried = [w for w in finding.workarounds if already_applied(w, environment)]
+    untried = [w for w in finding.workarounds if w not in tried]
+    if untried:
+        out += ["", "**Workarounds to try:**", ""]
+        for workaround in untried:
+            description = f": {workaround.description}" if workaround.description else ""
+            out.append(f"- {workaround.title}{description}")
+            if workaround.code:
+                out += ["", *("  " + line for line in code_block(workaround.code, workaround.language).split("\n"))]
+    if tried:
+        out += ["", "**Already tried** (the failing run already had these set, and it still failed):", ""]
+        out += [f"- {w.title} ({code_span(w.code or '')})" for w in tried]
+    return "\n".join(out).strip()
+
+
+def _excerpt(report: ReportInput) -> str:
+    analysis = report.analysis
+    lines = report.log.lines
+    if not lines:  # no log text at hand (e.g. a JSON analysis): the evidence lines themselves
+        lines = {e.line: e.text for f in analysis.findings for e in f.evidence}
+    if not lines:
+        return ""
+    width = len(str(max(lines)))
+    shown, previous = [], None
+    for number in sorted(lines):
+        if previous is not None and number > previous + 1:
+            shown.append(f"{'.' * width} |")
+        shown.append(f"{number:>{width}} | {lines[number]}")
+        previous = number
+    return "\n".join(shown)
+
+
+def _context(report: ReportInput, finding: Finding | None) -> str:
+    analysis = report.analysis
+    out: list[str] = []
+    excerpt = _excerpt(report)
+    if excerpt:
+        out += [
+            f"Log excerpt from {code_span(analysis.source)} (the lines that matter, with their line numbers;"
+            f" {analysis.total_lines} lines in all):",
+            "",
+            code_block(excerpt, "text"),
+        ]
+    env_vars = dict(analysis.environment.env_vars)
+    if report.probe:
+        for name, value in report.probe.env_vars.items():
+            env_vars.setdefault(name, value)
+    if env_vars:
+        out += ["", "Environment variables:", "", code_block("\n".join(f"{k}={v}" for k, v in env_vars.items()), "bash")]
+    if report.probe:
+        out += ["", "Machine (probed with `nforensics env --env-here` on the failing machine):", ""]
+        out += [f"- OS: {report.probe.os or 'could not collect'}", f"- Python: {report.probe.python or 'could not collect'}"]
+        if report.probe.neuron_ls:
+            out += ["", code_block(report.probe.neuron_ls, "text")]
+    if finding is not None:
+        out += [
+            "",
+            f"nforensics signature {code_span(finding.signature)}, fingerprint {code_span(finding.fingerprint)}"
+            f" (v{finding.fingerprint_version}).",
+        ]
+        if finding.references:
+            out += ["", "References:", ""] + [f"- [{r.title}]({r.url})" for r in finding.references]
+    out += ["", f"Report written by nforensics {__version__} from {code_span(analysis.source)}."]
+    return "\n".join(out).strip()
+
+
+def _legacy_compiler(report: ReportInput, pip: dict[str, str]) -> str:
+    if report.probe and report.probe.compiler_version:
+        return report.probe.compiler_version.splitlines()[0]
+    return f"NeuronX Compiler version {pip['neuronx-cc']}" if "neuronx-cc" in pip else ""
+
+
+def redaction_note(form: IssueForm) -> str:
+    """The last lines of every report: what was masked, by kind, or that nothing was."""
+    if not form.redacted:
+        return "**Redaction was turned off (--no-redact).** Check this report for keys, hosts and user names before posting."
+    if not form.redaction:
+        return "Redaction (offline, by nforensics): nothing to mask was found."
+    counts = ", ".join(f"{kind} ×{count}" for kind, count in form.redaction.items())
+    return f"Redacted before sharing (offline, by nforensics; the same value keeps the same placeholder): {counts}."
+
+
+def build_form(report: ReportInput, redactor: Redactor | None = None) -> IssueForm:
+    """All form fields, redacted with `redactor` (shared with a bundle so placeholders agree)."""
+    redactor = redactor or Redactor(enabled=report.redact)
+    finding = primary_finding(report.analysis)
+    _, pip = _packages(report)
+    raw = {
+        "description": _description(report, finding),
+        "modelname": _model_name(report),
+        "workloadtype": _workload(report),
+        "instancetype": _instance_type(report),
+        "release": _release(report),
+        "reproduction": _reproduction(report),
+        "regression": f"- [ ] {REGRESSION_OPTION}",
+        "solution": _solution(report, finding),
+        "context": _context(report, finding),
+        "neuronx-cc-version": _legacy_compiler(report, pip),
+        "frameworks-used": ", ".join(f"{n} {pip[n]}" for n in FRAMEWORKS if n in pip),
+    }
+    title = _title(finding)
+    counting = redactor.sharing()
+    counting.learn(title, *raw.values())
+    fields = {key: counting.redact(value) for key, value in raw.items()}
+    form = IssueForm(
+        title=counting.redact(title), fields=fields, redaction=counting.summary(), redacted=redactor.enabled
+    )
+    form.fields["context"] = (form.fields["context"] + "\n\n---\n\n" + redaction_note(form)).strip()
+    return form
+
+
+# ------------------------------------------------------------------------------------------ outputs
+
+
+def render_markdown(form: IssueForm) -> str:
+    out = [f"# {form.title}", ""]
+    for field_id, label in FIELDS:
+        out += [f"<!-- form field id: {field_id} -->", f"### {label}", "", form.fields.get(field_id) or NO_RESPONSE, ""]
+    return "\n".join(out)
+
+
+def render_json(form: IssueForm, url: str | None = None) -> str:
+    payload = {
+        "repository": REPOSITORY,
+        "template": TEMPLATE,
+        "title": form.title,
+        "labels": list(FORM_LABELS),
+        "fields": form.fields,
+        "field_labels": dict(FIELDS + LEGACY_FIELDS),
+        "redacted": form.redacted,
+        "redaction": form.redaction,
+    }
+    if url is not None:
+        payload["url"] = url
+    return json.dumps(payload, indent=2) + "\n"
+
+
+def prefill_url(form: IssueForm) -> tuple[str, int]:
+    """(URL, length of the full prefilled URL). When the full URL passes URL_LIMIT, the URL returned
+    prefills only the title and the short fields and says the full report is in the Markdown file."""
+    params = {"template": TEMPLATE, "title": form.title}
+    # Checkbox fields cannot be prefilled; the legacy inputs do not exist in the current form.
+    for field_id, _label in FIELDS:
+        if field_id != "regression" and form.fields.get(field_id):
+            params[field_id] = form.fields[field_id]
+    full = f"{NEW_ISSUE_URL}?{urlencode(params, quote_via=quote)}"
+    if len(full) <= URL_LIMIT:
+        return full, len(full)
+    short = {"template": TEMPLATE, "title": form.title}
+    for field_id in ("modelname", "workloadtype", "instancetype"):
+        short[field_id] = form.fields[field_id]
+    short["description"] = (
+        "The full report generated by nforensics is too long for a prefilled link: paste each section from"
+        " the attached report.md here, and attach the bundle's files."
+    )
+    return f"{NEW_ISSUE_URL}?{urlencode(short, quote_via=quote)}", len(full)
+
+
+# ------------------------------------------------------------------------------------------ env
+
+
+def render_probe(probe: MachineProbe, format: str, redactor: Redactor) -> str:
+    """`nforensics env` output: text (collect_env style) or JSON, redacted."""
+    from forensics.envprobe import is_placeholder_wheel
+
+    if format == "json":
+        return redactor.redact(probe.model_dump_json(indent=2)) + "\n"
+    missing = probe.not_collected
+
+    def value(name: str, text: str | None) -> str:
+        return text if text else missing.get(name, "none")
+
+    def listing(name: str, packages: dict[str, str], separator: str = " ") -> str:
+        if name in missing:
+            return "  " + missing[name]
+        rows = [
+            f"  {n}{separator}{v}" + ("  (PyPI placeholder, not the real package)" if is_placeholder_wheel(n, v) else "")
+            for n, v in packages.items()
+        ]
+        return "\n".join(rows) or "  none found"
+
+    out = [
+        "nforensics env: offline probe of this machine",
+        "",
+        f"OS: {value('os', probe.os)}",
+        f"Python: {value('python', probe.python)}",
+        f"Instance type: {value('instance_type', probe.instance_type)}",
+        "Neuron software: "
+        + ("found" if probe.neuron_software else "none found (no neuronx-cc, neuron-ls, or Neuron apt/pip package)"),
+        f"neuronx-cc --version: {value('compiler_version', probe.compiler_version)}",
+        f"neuron-ls: {value('neuron_ls', probe.neuron_ls)}",
+        f"Neuron apt packages ({APT_COMMAND}):",
+        listing("apt_packages", probe.apt_packages),
+        f"pip packages ({PIP_COMMAND}; this interpreter):",
+        listing("pip_packages", probe.pip_packages),
+        "NEURON_*/XLA_* environment variables:",
+        listing("env_vars", probe.env_vars, "=") if probe.env_vars else "  none set",
+    ]
+    return redactor.redact("\n".join(out)) + "\n"
