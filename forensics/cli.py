@@ -53,6 +53,21 @@ def explain(
     raise typer.Exit(EXIT_DIAGNOSED if any(a.findings for a in analyses) else EXIT_CLEAN)
 
 
+@app.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+def run(
+    command: List[str] = typer.Argument(..., help="The command and its arguments (after `--`)."),
+    format: List[str] = typer.Option(
+        [], "--format", "-f", help="NAME[=FILE], repeatable: text, json, sarif, github, junit, gitlab, markdown. "
+        "Without FILE it goes to stderr (stdout stays the command's). Default: text."
+    ),
+    log: Optional[str] = typer.Option(None, "--log", help="Also save the command's output here; locations point at it."),
+) -> None:
+    """Run a command, pass its output through unchanged, explain it if it fails; exit with its status."""
+    from forensics.runcmd import run_and_explain
+
+    raise typer.Exit(run_and_explain(command, format, log, sys.stdout.buffer, sys.stderr.buffer, sys.stderr))
+
+
 @app.command()
 def report(
     file: str = typer.Argument(..., help="The failing log, or '-' for standard input."),
@@ -101,7 +116,8 @@ def env(format: str = typer.Option("text", "--format", "-f", help="text or json.
 def main() -> None:
     """Entry point: usage and input errors become one line on stderr and exit code 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns typer.Exit's code instead of raising it.
+        code = app(standalone_mode=False)
     except InputError as exc:
         sys.stderr.write(f"nforensics: {exc}\n")
         sys.exit(EXIT_USAGE)
@@ -111,13 +127,12 @@ def main() -> None:
         sys.stderr.write("nforensics: interrupted\n")
         sys.exit(130)
     except Exception as exc:  # click usage errors and anything unexpected: one line, exit 2
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+        if hasattr(exc, "format_message"):  # click's usage errors (typer vendors click as typer._click)
             sys.stderr.write(f"nforensics: {exc.format_message()}\n")
             sys.exit(EXIT_USAGE)
         sys.stderr.write(f"nforensics: internal error: {type(exc).__name__}: {exc}\n")
         sys.exit(EXIT_USAGE)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

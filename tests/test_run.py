@@ -1,0 +1,177 @@
+"""`nforensics run -- CMD`: passthrough, exit status, signals, bounded memory, explanation on failure.
+
+The wrapped commands are small Python/shell scripts written by the tests themselves (test doubles for a
+compile or training job); they print what a real job prints and exit the way it would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from forensics import runcmd
+from forensics.runcmd import BoundedCapture
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+NFORENSICS = [sys.executable, "-m", "forensics.cli"]
+
+
+def nforensics_run(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([*NFORENSICS, "run", *args], capture_output=True, env=ENV, timeout=120, **kwargs)
+
+
+def python_child(script: str) -> list[str]:
+    return ["--", sys.executable, "-c", textwrap.dedent(script)]
+
+
+# ---------------------------------------------------------------- passthrough and exit status
+
+# Not valid UTF-8, a lone \r, a NUL and no final newline: exactly what must not be "cleaned up".
+ODD_STDOUT = b"progress 10%\rprogress 100%\r\nbinary \xff\xfe\x00 bytes\n\xe2\x82"
+ODD_STDERR = b"warning: \xc3\x28 invalid\nno newline at end"
+
+
+def test_output_passes_through_byte_for_byte_and_success_is_silent():
+    child = python_child(f"""
+        import sys
+        sys.stdout.buffer.write({ODD_STDOUT!r}); sys.stdout.flush()
+        sys.stderr.buffer.write({ODD_STDERR!r}); sys.stderr.flush()
+    """)
+    result = nforensics_run(*child)
+    assert result.returncode == 0
+    assert result.stdout == ODD_STDOUT
+    assert result.stderr == ODD_STDERR  # nothing added when the command succeeds
+
+
+@pytest.mark.parametrize("status", [1, 7, 125])
+def test_exit_status_is_the_childs(status):
+    result = nforensics_run("sh", "-c", f"echo out; exit {status}")
+    assert result.returncode == status
+    assert result.stdout == b"out\n"
+
+
+def test_child_killed_by_a_signal_exits_like_a_shell_reports_it():
+    result = nforensics_run("sh", "-c", "kill -9 $$")
+    assert result.returncode == 128 + signal.SIGKILL
+
+
+def test_options_after_the_command_belong_to_the_command():
+    result = nforensics_run("sh", "-c", 'echo "$@"', "sh", "--format", "-x")
+    assert result.returncode == 0 and result.stdout == b"--format -x\n"
+
+
+def test_missing_command_is_one_line_and_exit_2():
+    result = nforensics_run("--", "no-such-command-for-nforensics")
+    assert result.returncode == 2
+    assert result.stderr == b"nforensics: command not found: no-such-command-for-nforensics\n"
+    assert nforensics_run().returncode == 2
+
+
+def test_success_still_writes_the_requested_files(tmp_path):
+    sarif, junit = tmp_path / "out" / "run.sarif", tmp_path / "run.xml"
+    result = nforensics_run("--format", f"sarif={sarif}", "--format", f"junit={junit}", "--", "true")
+    assert result.returncode == 0 and result.stderr == b""
+    assert json.loads(sarif.read_text())["runs"][0]["results"] == []
+    assert 'failures="0"' in junit.read_text()
+
+
+# ---------------------------------------------------------------- signals
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_signals_are_forwarded_to_the_child(signum):
+    child = python_child(f"""
+        import signal, sys, time
+        def stop(signum, frame):
+            print("child got", signal.Signals(signum).name, flush=True)
+            sys.exit(42)
+        signal.signal({int(signum)}, stop)
+        print("ready", flush=True)
+        time.sleep(30)
+    """)
+    process = subprocess.Popen([*NFORENSICS, "run", *child], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    assert process.stdout.readline() == b"ready\n"
+    process.send_signal(signum)
+    out, _ = process.communicate(timeout=30)
+    assert out == f"child got {signum.name}\n".encode()
+    assert process.returncode == 42
+
+
+# ---------------------------------------------------------------- bounded memory on huge output
+
+
+def test_a_child_printing_1_gib_keeps_our_memory_bounded(tmp_path):
+    """1 GiB of 1 KiB lines through the wrapper; our own peak RSS (not the child's) stays small."""
+    rss_file = tmp_path / "maxrss"
+    measure = (
+        "import atexit, resource, sys; from forensics.cli import main; "
+        f"atexit.register(lambda: open({str(rss_file)!r}, 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))); "
+        "sys.argv[0] = 'nforensics'; main()"
+    )
+    child = python_child("""
+        import sys
+        block = (b"x" * 1023 + b"\\n") * 1024
+        write = sys.stdout.buffer.write
+        for _ in range(1024):
+            write(block)
+        sys.stdout.flush()
+        print("the job failed at the very end", file=sys.stderr)
+        sys.exit(3)
+    """)
+    process = subprocess.run(
+        [sys.executable, "-c", measure, "run", *child],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, timeout=300,
+    )
+    assert process.returncode == 3
+    assert b"the job failed at the very end" in process.stderr
+    peak_mib = int(rss_file.read_text()) / 1024  # ru_maxrss is in KiB on Linux
+    assert peak_mib < 200, f"nforensics run peaked at {peak_mib:.0f} MiB for 1 GiB of output"
+
+
+# ---------------------------------------------------------------- the bounded capture
+
+
+@pytest.fixture
+def small_capture(monkeypatch) -> BoundedCapture:
+    monkeypatch.setattr(runcmd, "HEAD_LINES", 3)
+    monkeypatch.setattr(runcmd, "TAIL_BYTES", 60)
+    monkeypatch.setattr(runcmd, "READ_SIZE", 16)
+    return BoundedCapture()
+
+
+def feed_in_pieces(capture: BoundedCapture, data: bytes, size: int) -> None:
+    for start in range(0, len(data), size):
+        capture.feed(data[start : start + size])
+
+
+@pytest.mark.parametrize("piece", [1, 5, 16])  # os.read never returns more than READ_SIZE
+def test_capture_keeps_head_and_tail_with_their_original_line_numbers(small_capture, piece):
+    data = b"".join(b"line %d\n" % n for n in range(1, 201))
+    feed_in_pieces(small_capture, data, piece)
+    text, numbers = small_capture.excerpt()
+    lines = text.split("\n")
+    assert lines[:4] == ["line 1", "line 2", "line 3", ""]  # the gap is one empty line
+    assert lines[-1] == "line 200"
+    assert all(line == f"line {n}" for line, n in zip(lines, numbers) if line)
+    assert len(lines) == len(numbers) and numbers[-1] == 200
+    assert sum(len(line) for line in lines) < 3 * 10 + 60 + 16
+
+
+def test_capture_of_short_output_is_all_of_it(small_capture):
+    small_capture.feed(b"a\n\nb\rc\nlast without newline")
+    assert small_capture.excerpt() == ("a\n\nb\nc\nlast without newline", [1, 2, 3, 3, 4])
+
+
+def test_capture_cuts_enormous_lines(monkeypatch):
+    monkeypatch.setattr(runcmd, "MAX_LINE", 10)
+    capture = BoundedCapture()
+    capture.feed(b"y" * 1000 + b"\nshort\n")
+    assert capture.excerpt() == ("y" * 10 + "\nshort", [1, 2])
