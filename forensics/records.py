@@ -152,7 +152,7 @@ class ParsedLog(Record):
 
 
 class Evidence(Record):
-    line: int
+    line: int | None = None  # 1-based input line; None for facts that come from artifacts or fields
     text: str
     note: str | None = None
 
@@ -204,6 +204,7 @@ class Finding(Record):
     references: list[Reference] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
     fixed_in: FixedIn | None = None
+    envelope: bool = False  # wraps a root cause reported by another finding ([F134], exit 70)
 
 
 class Analysis(Record):

@@ -1,0 +1,136 @@
+"""Records + artifact facts -> findings: signature, fields, fingerprint, ranked hypotheses, workarounds.
+
+`analyze_path` / `analyze_text` are the whole pipeline (ingest -> parse -> match -> reason) and what the
+CLI, the CI wrapper, the experiment oracle and the report writer all call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from forensics.diagnose.evidence import Facts, rank_hypotheses
+from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
+from forensics.diagnose.generic import generic_findings
+from forensics.diagnose.versions import resolve_fixed_in
+from forensics.ingest import read_lines, text_lines
+from forensics.knowledge import KnowledgeBase, load_kb
+from forensics.knowledge.matcher import Claim, match
+from forensics.knowledge.schema import Signature
+from forensics.parse import assemble
+from forensics.records import (
+    Analysis,
+    Environment,
+    Evidence,
+    Finding,
+    ParsedLog,
+    Reference,
+    SourceLine,
+    Workaround,
+)
+
+_CASTS = {"str": str, "int": int, "float": float}
+_LINE_BREAK = re.compile(r"(?<!\n)\n(?!\n)")
+
+
+def _prose(text: str) -> str:
+    """TOML multi-line strings wrap at ~110 columns: join wrapped lines, keep paragraph breaks."""
+    return _LINE_BREAK.sub(" ", text.strip())
+_PASS = re.compile(r"(?:Internal tensorizer error:\s*|^)(\w+):")
+
+
+def analyze_path(spec: str, *, facts: Facts | None = None, kb_dirs: Sequence[Path | str] = ()) -> Analysis:
+    name, lines = read_lines(spec)
+    return analyze_lines(name, lines, facts=facts, kb=load_kb(kb_dirs))
+
+
+def analyze_text(text: str, source: str = "<text>", *, facts: Facts | None = None,
+                 kb_dirs: Sequence[Path | str] = ()) -> Analysis:
+    return analyze_lines(source, text_lines(text), facts=facts, kb=load_kb(kb_dirs))
+
+
+def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts | None = None,
+                  kb: KnowledgeBase | None = None) -> Analysis:
+    log, retained = assemble(source, lines)
+    return diagnose(log, retained, kb or load_kb(), facts or {})
+
+
+def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, facts: Facts) -> Analysis:
+    claims = match(kb, log, retained)
+    findings = _merge([_finding(claim, log, retained, facts) for claim in claims])
+    findings += generic_findings(log, retained, claims, has_specific=bool(findings))
+    findings.sort(key=_rank)
+    return Analysis(source=log.source, findings=findings, environment=log.environment,
+                    total_lines=log.total_lines, truncated=log.truncated)
+
+
+def _rank(finding: Finding) -> tuple:
+    severity = {"error": 0, "warning": 1, "note": 2}[finding.severity]
+    first_line = finding.evidence[0].line if finding.evidence else 0
+    return (finding.generic, finding.envelope, severity, first_line)
+
+
+def _fields(signature: Signature, claim: Claim, retained: list[SourceLine]) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for rule in signature.extract:
+        pattern = re.compile(rule.pattern)
+        texts = [claim.message] if rule.scope == "message" else [line.text for line in retained]
+        for text in texts:
+            found = pattern.search(text)
+            if found:
+                for name, value in found.groupdict().items():
+                    if value is not None and name not in values:
+                        try:
+                            values[name] = _CASTS[signature.fields[name]](value)
+                        except ValueError:
+                            values[name] = value
+                break
+    return values
+
+
+def _evidence_lines(claim: Claim, retained: list[SourceLine]) -> list[Evidence]:
+    return [Evidence(line=line.line, text=line.text) for line in retained if claim.line <= line.line <= claim.end_line]
+
+
+def _finding(claim: Claim, log: ParsedLog, retained: list[SourceLine], facts: Facts) -> Finding:
+    signature = claim.signature
+    fields = _fields(signature, claim, retained)
+    evidence = _evidence_lines(claim, retained) or [Evidence(line=claim.line, text=claim.message)]
+    compiler_pass = fields.get("pass_name") if isinstance(fields.get("pass_name"), str) else None
+    summary = claim.message.strip() or signature.summary
+    finding = Finding(
+        code=claim.printed_code or signature.code,
+        signature=signature.id,
+        title=signature.title,
+        component=signature.component,
+        severity=signature.severity,
+        summary=summary,
+        meaning=_prose(signature.meaning),
+        fields=fields,
+        fingerprint=fingerprint(signature.id, claim.message, compiler_pass),
+        fingerprint_version=FINGERPRINT_VERSION,
+        workarounds=[Workaround(**w.model_dump()) for w in signature.workarounds],
+        references=[Reference(**r.model_dump()) for r in signature.references],
+        evidence=evidence,
+        fixed_in=resolve_fixed_in(signature.fixed_in, log.environment) if signature.fixed_in else None,
+        envelope=signature.match.envelope,
+    )
+    finding.hypotheses = rank_hypotheses(signature.hypotheses, finding, log.environment, retained, facts)
+    return finding
+
+
+def _merge(findings: list[Finding]) -> list[Finding]:
+    """One finding per (signature, fingerprint): repeats of the same failure add evidence, not findings."""
+    merged: dict[tuple[str, str], Finding] = {}
+    for finding in findings:
+        key = (finding.signature, finding.fingerprint)
+        if key in merged:
+            known = {e.line for e in merged[key].evidence}
+            merged[key].evidence.extend(e for e in finding.evidence if e.line not in known)
+        else:
+            merged[key] = finding
+    return list(merged.values())
+
+
+__all__ = ["analyze_path", "analyze_text", "analyze_lines", "diagnose", "Environment"]

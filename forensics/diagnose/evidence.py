@@ -1,0 +1,94 @@
+"""Rank a signature's hypotheses by the evidence present in the input and the artifact facts.
+
+Score = prior + the weights of the evidence rules that hold. Every rule that holds cites the lines it saw;
+a hypothesis with no supporting evidence keeps its `check`, which tells the user what to look at.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from forensics.diagnose.versions import is_older, normalise_package, seen_version
+from forensics.knowledge.schema import EvidenceRule, HypothesisSpec
+from forensics.records import Environment, Evidence, Finding, Hypothesis, SourceLine
+
+Facts = Mapping[str, object]
+_MAX_CITED = 3
+
+
+def _compare(value: object, rule: EvidenceRule) -> bool:
+    if value is None:
+        return False
+    if rule.equals is not None:
+        return str(value).lower() == str(rule.equals).lower()
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return bool(value) and rule.min is None and rule.max is None
+    return (rule.min is None or number >= rule.min) and (rule.max is None or number <= rule.max)
+
+
+def _flag_matches(flag: str, wanted: str) -> bool:
+    normalised = flag.replace(" ", "=")
+    return normalised == wanted or normalised.startswith(wanted + "=") or (wanted.endswith("=") and normalised.startswith(wanted))
+
+
+def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: list[SourceLine],
+             facts: Facts) -> list[Evidence] | None:
+    """The evidence lines when the rule's fact is present (empty list: present, no line to cite); None if absent."""
+    if rule.pattern:
+        pattern = re.compile(rule.pattern)
+        hits = [Evidence(line=l.line, text=l.text, note=rule.note) for l in retained if pattern.search(l.text)]
+        return hits[:_MAX_CITED] or None
+    if rule.env:
+        value = env.env_vars.get(rule.env)
+        if value is None or (rule.value is not None and value != rule.value):
+            return None
+        return _cite(env, f"env:{rule.env}", f"{rule.env}={value}", rule.note)
+    if rule.flag:
+        flag = next((f for f in env.compiler_flags if _flag_matches(f, rule.flag)), None)
+        return None if flag is None else _cite(env, f"flag:{flag}", flag, rule.note)
+    if rule.target:
+        return _cite(env, "target", f"target {env.target}", rule.note) if (env.target or "").lower() == rule.target.lower() else None
+    if rule.package:
+        version = seen_version(env, rule.package)
+        if version is None or not is_older(rule.package, version, rule.below or ""):
+            return None
+        package = normalise_package(rule.package)
+        return _cite(env, f"pkg:{package}", f"{package} {version}", rule.note)
+    if rule.field:
+        return [] if _compare(finding.fields.get(rule.field), rule) else None
+    if rule.fact:
+        return [] if _compare(facts.get(rule.fact), rule) else None
+    return None
+
+
+def _cite(env: Environment, key: str, text: str, note: str) -> list[Evidence]:
+    line = env.lines.get(key)
+    return [Evidence(line=line, text=text, note=note)] if line else []
+
+
+def rank_hypotheses(specs: list[HypothesisSpec], finding: Finding, env: Environment,
+                    retained: list[SourceLine], facts: Facts) -> list[Hypothesis]:
+    ranked = []
+    for order, spec in enumerate(specs):
+        score = spec.prior
+        cited: list[Evidence] = []
+        supported = False
+        for rule in spec.evidence:
+            observed = _observe(rule, finding, env, retained, facts)
+            holds = (observed is None) if rule.absent else (observed is not None)
+            if not holds:
+                continue
+            score += rule.weight
+            supported |= rule.weight > 0
+            if rule.absent:
+                cited.append(Evidence(text=f"not in the input: {rule.note}", note=rule.note))
+            else:
+                # Facts from artifacts and fields have no input line to cite: the note says what held.
+                cited.extend(observed or [Evidence(text=rule.note, note=rule.note)])
+        ranked.append((-round(score, 6), order, Hypothesis(
+            id=spec.id, title=spec.title, score=round(score, 3), explanation=spec.explanation,
+            evidence=cited, check=None if supported else spec.check)))
+    return [h for _, _, h in sorted(ranked, key=lambda item: (item[0], item[1]))]

@@ -1,0 +1,93 @@
+"""Fallback findings for failures no signature knows: an unknown code is still explained, never dropped.
+
+A coded diagnostic always yields a finding (its code's parts explained); an ICE banner, a BIR verifier
+block, a Python exception, an exit status or a runtime ERROR line yields one only when nothing more
+specific was found, so a known failure is not buried under its own symptoms.
+"""
+
+from __future__ import annotations
+
+import re
+
+from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
+from forensics.knowledge.matcher import Claim
+from forensics.records import Evidence, Finding, ParsedLog, SourceLine
+
+# The documented naming scheme NCC_<class><component><index> (reference/log-formats.md §12).
+_CODE_PARTS = re.compile(r"^NCC_(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
+_CLASS_MEANING = {
+    "E": "E = a user-actionable error: the model, flags or environment need a change",
+    "I": "I = an internal compiler error: a compiler bug or an unhandled case, worth a bug report",
+    "W": "W = a warning",
+}
+_COMPONENTS = {
+    "ARG": "command-line arguments", "BIR": "BIR (backend IR) code generation and verification",
+    "BVF": "backend verification", "HCA": "HLO custom calls", "MOD": "module checks", "OOM": "memory limits",
+    "SFH": "frontend HLO", "SPP": "data types", "UOC": "operator support", "VRF": "the HLO verifier",
+    "XSP": "memory", "XTP": "instruction limits", "TEN": "the tensorizer", "XLV": "the LNC verifier",
+    "NLA": "legalization / unhandled exceptions", "LLC": "low-level codegen", "XCG": "code generation / ISA checks",
+    "GCA": "the register allocator", "TRF": "TritiumFusion", "NKI": "NKI kernel validation", "CFG": "configuration",
+}
+
+
+def explain_code(code: str) -> str:
+    parts = _CODE_PARTS.match(code)
+    if not parts:
+        return f"{code} is a legacy or tool-specific code; no catalogue entry knows it yet."
+    klass = _CLASS_MEANING.get(parts["klass"] or "", "no class letter")
+    component = _COMPONENTS.get(parts["component"], f"component {parts['component']} (undocumented)")
+    return f"{code}: {klass}; raised by {component}; index {parts['index']}."
+
+
+def _generic(code: str | None, key: str, title: str, component: str, summary: str, meaning: str,
+             line: int, end_line: int, retained: list[SourceLine]) -> Finding:
+    evidence = [Evidence(line=l.line, text=l.text) for l in retained if line <= l.line <= end_line]
+    return Finding(
+        code=code, signature=f"generic-{key}", title=title, component=component, summary=summary,
+        meaning=meaning, generic=True, fingerprint=fingerprint(code or key, summary),
+        fingerprint_version=FINGERPRINT_VERSION,
+        evidence=evidence or [Evidence(line=line, text=summary)],
+    )
+
+
+def generic_findings(log: ParsedLog, retained: list[SourceLine], claims: list[Claim], has_specific: bool) -> list[Finding]:
+    claimed = [(c.line, c.end_line) for c in claims]
+
+    def free(line: int) -> bool:
+        return not any(start <= line <= end for start, end in claimed)
+
+    findings = [
+        _generic(d.code, "coded-diagnostic", f"Unrecognised compiler diagnostic {d.code}",
+                 "compiler", d.message or d.code, explain_code(d.code), d.line, d.end_line, retained)
+        for d in log.diagnostics if free(d.line)
+    ]
+    if findings or has_specific:
+        return findings
+    for ice in log.ice:
+        return [_generic(None, "internal-compiler-error", f"Internal Compiler Error ({ice.error_class or 'unknown class'})",
+                         "compiler", ice.error_message or ice.error_class or "Internal Compiler Error",
+                         "The compiler crashed with an unhandled error; the banner names the class and location.",
+                         ice.line, ice.end_line, retained)]
+    for bir in log.bir:
+        return [_generic(None, "bir-verification", "BIR verification failed", "compiler",
+                         bir.reason or "BIR verification failed",
+                         "The backend verifier rejected an instruction the compiler generated: a compiler bug.",
+                         bir.line, bir.end_line, retained)]
+    for exit_status in log.exits:
+        return [_generic(None, "compiler-exit", f"{exit_status.tool} exited with {exit_status.code}", "framework",
+                         f"{exit_status.tool} failed with {exit_status.code}",
+                         "The compiler process failed; the root cause is usually printed earlier in its log.",
+                         exit_status.line, exit_status.line, retained)]
+    for traceback in reversed(log.tracebacks):
+        if traceback.exception:
+            return [_generic(None, "python-exception", f"Unrecognised {traceback.exception}", "framework",
+                             f"{traceback.exception}: {traceback.message or ''}".strip(),
+                             "A Python exception ended the run; no catalogue entry knows its message yet.",
+                             traceback.end_line, traceback.end_line, retained)]
+    for event in log.events:
+        if (event.level or "").upper() in ("ERROR", "FATAL", "CRITICAL", "E", "F"):
+            component = "runtime" if event.producer == "runtime" else "compiler" if event.producer == "compiler" else "framework"
+            return [_generic(None, f"{component}-error", f"Unrecognised {component} error", component,
+                             event.message, "An error line no catalogue entry knows yet.",
+                             event.line, event.line, retained)]
+    return []

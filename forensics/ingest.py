@@ -1,0 +1,82 @@
+"""Read an input (file, '-' for stdin, gzip or plain) as numbered text lines, streaming.
+
+Bytes in, text lines out: decoding never fails (invalid UTF-8 becomes U+FFFD), binary files are refused,
+and a single enormous line is cut so memory stays bounded whatever the input.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from forensics.errors import InputError
+
+MAX_LINE_CHARS = 64 * 1024  # the rest of a longer line is skipped, not kept
+_SNIFF_BYTES = 8192
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _open_binary(spec: str) -> tuple[str, BinaryIO]:
+    if spec == "-":
+        return "<stdin>", sys.stdin.buffer
+    path = Path(spec)
+    if path.is_dir():
+        raise InputError(f"{spec} is a folder; pass the log files in it")
+    try:
+        return spec, path.open("rb")
+    except FileNotFoundError:
+        raise InputError(f"{spec}: no such file") from None
+    except PermissionError:
+        raise InputError(f"{spec}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{spec}: cannot read ({exc.strerror or exc})") from None
+
+
+def _decoded(name: str, raw: BinaryIO) -> io.TextIOWrapper:
+    stream: BinaryIO = io.BufferedReader(raw) if not hasattr(raw, "peek") else raw  # type: ignore[arg-type]
+    if stream.peek(2)[:2] == _GZIP_MAGIC:
+        stream = io.BufferedReader(gzip.GzipFile(fileobj=stream))  # type: ignore[arg-type]
+    try:
+        head = stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{name}: not a readable gzip stream ({exc})") from None
+    if b"\x00" in head:
+        raise InputError(f"{name} looks like a binary file, not a log (for NEFF files use `nforensics neff`)")
+    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)  # type: ignore[arg-type]
+
+
+def read_lines(spec: str) -> tuple[str, Iterator[tuple[int, str]]]:
+    """(display name, iterator of (1-based line number, line without newline))."""
+    name, raw = _open_binary(spec)
+    text = _decoded(name, raw)
+
+    def lines() -> Iterator[tuple[int, str]]:
+        number = 0
+        try:
+            while True:
+                line = text.readline(MAX_LINE_CHARS)
+                if not line:
+                    return
+                number += 1
+                if not line.endswith("\n"):
+                    # Cut an over-long line: drain the rest of it without keeping it.
+                    while (more := text.readline(MAX_LINE_CHARS)) and not more.endswith("\n"):
+                        pass
+                yield number, line.rstrip("\r\n")
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise InputError(f"{name}: read failed after line {number} ({exc})") from None
+        finally:
+            if raw is not sys.stdin.buffer:
+                raw.close()
+
+    return name, lines()
+
+
+def text_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The same numbering for text already in memory (the runner's captured output, tests)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        yield number, line[:MAX_LINE_CHARS]

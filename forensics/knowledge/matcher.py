@@ -1,0 +1,94 @@
+"""Which signatures claim which records and lines of an input.
+
+A claim is (signature, the lines it spans, the message text its fields are read from). Each record or
+line goes to the highest-priority signature that matches it; claims of one signature are merged later
+by fingerprint, claims of different signatures never share a line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from forensics.knowledge import KnowledgeBase
+from forensics.knowledge.schema import Signature
+from forensics.records import Diagnostic, ParsedLog, SourceLine
+
+BLOCK_LINES = 8  # a line-anchored message reads on through this many following retained lines
+
+
+@dataclass
+class Claim:
+    signature: Signature
+    line: int
+    end_line: int
+    message: str
+    diagnostic: Diagnostic | None = None
+    printed_code: str | None = None
+
+    def overlaps(self, other: "Claim") -> bool:
+        return self.line <= other.end_line and other.line <= self.end_line
+
+
+def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
+    claims = []
+    for diagnostic in log.diagnostics:
+        for signature in kb.by_code.get(diagnostic.code.upper(), ()):
+            if signature.match.message and not re.search(signature.match.message, diagnostic.message):
+                continue
+            claims.append(Claim(signature, diagnostic.line, diagnostic.end_line, diagnostic.message,
+                                diagnostic, diagnostic.code))
+            break  # by_code is sorted by priority: the first that fits is the best
+    return claims
+
+
+def _block(retained: list[SourceLine], index: int) -> tuple[int, str]:
+    """The end line and text of the message starting at retained[index]: it and the lines right after it."""
+    end = index
+    while end + 1 < len(retained) and end - index < BLOCK_LINES and retained[end + 1].line == retained[end].line + 1:
+        end += 1
+    return retained[end].line, " ".join(line.text.strip() for line in retained[index:end + 1])
+
+
+def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine]) -> list[Claim]:
+    claims = []
+    patterned = [(s, [re.compile(p) for p in s.match.patterns]) for s in kb.signatures if s.match.patterns]
+    for index, line in enumerate(retained):
+        for signature, patterns in patterned:
+            if any(p.search(line.text) for p in patterns):
+                end_line, text = _block(retained, index)
+                claims.append(Claim(signature, line.line, end_line, text))
+    return claims
+
+
+def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
+    by_line = {line.line: i for i, line in enumerate(retained)}
+    claims = []
+    for status_signatures, records, key in (
+        ([s for s in kb.signatures if s.match.nrt_statuses], log.nrt_statuses, lambda s, r: r.name in s.match.nrt_statuses),
+        ([s for s in kb.signatures if s.match.exit_codes], log.exits, lambda s, r: r.code in s.match.exit_codes),
+    ):
+        for record in records:
+            for signature in sorted(status_signatures, key=lambda s: -s.match.priority):
+                if key(signature, record):
+                    index = by_line.get(record.line)
+                    end_line, text = _block(retained, index) if index is not None else (record.line, "")
+                    claims.append(Claim(signature, record.line, end_line, text))
+                    break
+    return claims
+
+
+def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
+    """Accepted claims, highest priority first; a lower claim overlapping another signature's is dropped."""
+    candidates = _code_claims(kb, log) + _pattern_claims(kb, retained) + _status_claims(kb, log, retained)
+    # Priority first; at equal priority a code match (it knows the printed code) beats a pattern match.
+    candidates.sort(key=lambda c: (-c.signature.match.priority, c.diagnostic is None, c.line))
+    accepted: list[Claim] = []
+    for claim in candidates:
+        rivals = [a for a in accepted if a.overlaps(claim)]
+        if any(a.signature.id != claim.signature.id for a in rivals):
+            continue
+        if any(a.line == claim.line for a in rivals):
+            continue  # the same signature already holds this line
+        accepted.append(claim)
+    return accepted

@@ -1,0 +1,514 @@
+"""Turn numbered lines into records: one streaming pass, bounded memory.
+
+Each physical line is split where several runtime records run together, stripped of outer wrappers
+(Ray, Python logging, CloudWatch, ...) and classified by the producer grammars. Multi-line constructs
+(a coded message over several lines, the ICE banner, a BIR verifier block, a traceback, the NRT
+"cut here" block) are assembled by small open-block states. Lines that cannot matter are only counted.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from collections import deque
+from collections.abc import Iterable
+
+from forensics.parse.grammars import flatten, parse
+from forensics.records import (
+    BirVerification,
+    CompilerInvocation,
+    Diagnostic,
+    ExitStatus,
+    Frame,
+    IceReport,
+    LogEvent,
+    NrtStatus,
+    ParsedLog,
+    PythonTraceback,
+    SourceLine,
+)
+from forensics.parse.nrt_status import status_name, status_number
+
+MAX_RECORDS = 2000  # per record kind; a huge log of repeated errors keeps the first ones
+MAX_RETAINED = 20000  # lines kept for evidence and pattern matching
+RECENT_CANDIDATES = 2000  # plain candidate lines kept from the end of the input (failures come last)
+CONTINUATION_LINES = 16  # a coded message spans at most this many physical lines
+
+# Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
+# environment listing or a traceback, so it is counted and skipped without running any parser.
+_CANDIDATE = re.compile(
+    r"ERR|FATAL|CRITICAL|WARN|USER|NCC_|\[[A-Z]{3}\d{3}\]|\[F1\d\d\]|Traceback|File |rror|xception|"
+    r"[Ff]ail|err:|status|[Nn]euron|torch|transformers|nki|jax|XLA_|\*{10}|===|Reason:|Instruction:|"
+    r"Opcode:|--|Killed|[Aa]ssert|what\(\)|loc\(|[Vv]ersion|cut here|cut to here|Signals|exitcode|"
+    r"[Uu]nsupported|not supported|Could not|[Tt]imeout|out-of-bound|xlarge|CCOM|TDRV|NRT|nd\d|Access Pattern|"
+    r"Offset:|Memory Location|Argument AP|index:|Error|abnormally|terminated|[Nn]ot initialized|DEVICE|"
+    r"Cluster ID|Instance ID|Nodename|Kernel:|\* |SG-|LoadActFuncSet|tensorcopy|core barrier|LocalSendRecv|"
+    r"os\.environ|export |compiler_args|--target|bfloat16|float32|shape"
+)
+# Several NRT records on one physical line (multi-process output): split before each timestamp.
+_NRT_RECORD_START = re.compile(r"(?<=\S)(?=\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d\.\d{4,6}\s)")
+_ARGV_LIST = re.compile(r"\[\s*'(?:neuronx-cc|neuron-cc)'[^\]]*\]")
+_COMMAND_TEXT = re.compile(r"(?:^|\s)((?:\S*/)?neuronx?-cc\s+compile\s.+)$")
+_COMPILER_ARGS = re.compile(r"compiler_args\s*=\s*(\[[^\]]*\]|\"[^\"]*\"|'[^']*')")
+_TARGET_FLAG = re.compile(r"--target[= ](\w+)")
+_INSTANCE_TARGET = re.compile(r"^(trn\d|inf\d)")
+
+
+def _clean(message: str | None) -> str:
+    return (message or "").strip()
+
+
+class _Assembler:
+    def __init__(self, source: str) -> None:
+        self.log = ParsedLog(source=source)
+        self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
+        self.recent: deque[SourceLine] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
+        self.open_diagnostic: Diagnostic | None = None
+        self.open_ice: IceReport | None = None
+        self.ice_field: str | None = None
+        self.open_bir: BirVerification | None = None
+        self.open_traceback: PythonTraceback | None = None
+        self.in_cut_here = False
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _add(self, kind: list, record: object) -> None:
+        if len(kind) < MAX_RECORDS:
+            kind.append(record)
+        else:
+            self.log.truncated = True
+
+    def _retain(self, number: int, raw: str) -> None:
+        if self.retained and self.retained[-1].line == number:
+            return
+        if len(self.retained) < MAX_RETAINED:
+            self.retained.append(SourceLine(line=number, text=raw))
+        else:
+            self.log.truncated = True
+
+    def _close_blocks(self) -> None:
+        self.open_diagnostic = None
+        self.open_ice = None
+        self.ice_field = None
+        self.open_bir = None
+        self.open_traceback = None
+
+    # ------------------------------------------------------------------ per line
+
+    def feed(self, number: int, raw: str) -> None:
+        self.log.total_lines = number
+        segments = _NRT_RECORD_START.split(raw) if raw.count(":") > 6 else [raw]
+        for segment in segments:
+            self._feed_segment(number, raw, segment)
+
+    def _feed_segment(self, number: int, raw: str, segment: str) -> None:
+        if not segment.strip():
+            self.open_diagnostic = None
+            self.ice_field = None if self.ice_field != "Error message" else self.ice_field
+            return
+        block_open = self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
+        if not block_open and not _CANDIDATE.search(segment):
+            return
+        body = _strip_prefixes(segment)
+        if self._classify(number, body):
+            self._retain(number, raw)
+        elif block_open and self._continue_block(number, body):
+            self._retain(number, raw)
+        elif not self.recent or self.recent[-1].line != number:
+            self.recent.append(SourceLine(line=number, text=raw))
+
+    def _classify(self, number: int, body: str) -> bool:
+        """Recognise the line's producer; True when the line carried something worth keeping."""
+        head = body[:1]
+        if head.isdigit() or body.startswith("NRT:"):
+            for grammar in ("runtime", "compiler", "framework"):
+                tree = parse(grammar, body)
+                if tree is not None:
+                    return self._producer_line(number, grammar, *flatten(tree))
+        tree = parse("traceback", body.strip()) if _maybe_traceback(body) else None
+        if tree is not None:
+            return self._traceback_line(number, *flatten(tree))
+        tree = parse("compiler", body)
+        if tree is not None:
+            return self._producer_line(number, "compiler", *flatten(tree))
+        tree = parse("framework", body)
+        if tree is not None:
+            return self._producer_line(number, "framework", *flatten(tree))
+        if self._environment_line(number, body):
+            return True
+        return self._message(number, body, producer=None, level=None, component=None)
+
+    def _producer_line(self, number: int, grammar: str, shape: str, parts: dict[str, str]) -> bool:
+        message = parts.get("MESSAGE", "")
+        if shape in ("driver_line", "legacy_line", "timing_line"):
+            text = message[1:] if message.startswith(" ") else message
+            # The driver prefixes every line of a banner or block: read the message as a line of its own.
+            inner = parse("compiler", text) if text else None
+            if inner is not None and flatten(inner)[0] not in ("driver_line", "legacy_line", "timing_line"):
+                self._compiler_block_line(number, *flatten(inner))
+                return True
+            if self.open_ice and shape != "timing_line":
+                if self._continue_block(number, text):
+                    return True
+            level = parts.get("LEVEL")
+            self._event(number, "compiler", level, parts.get("COMPONENT"), parts.get("PID"), text, parts)
+            return self._message(number, text, producer="compiler", level=level, component=parts.get("COMPONENT"), continues=True)
+        if shape in ("ice_border", "ice_title", "ice_field", "bir_header", "bir_field", "sg_error"):
+            self._compiler_block_line(number, shape, parts)
+            return True
+        if shape in ("nrt_line", "syslog_line", "ccom_line"):
+            component = f"{parts['MODULE']}:{parts['FUNCTION']}" if "MODULE" in parts else "CCOM"
+            self._event(number, "runtime", parts.get("LEVEL"), component, parts.get("PID"), _clean(message), parts)
+            if self.in_cut_here:
+                self._cut_here_field(number, _clean(message))
+            return self._message(number, _clean(message), producer="runtime", level=parts.get("LEVEL"), component=component)
+        if shape in ("cut_here", "cut_to_here"):
+            self.in_cut_here = shape == "cut_here"
+            return True
+        if shape in ("wrapper_line", "nxdi_line", "glog_line", "logrus_line"):
+            component = parts.get("WRAPPER", "").strip("|") or parts.get("GLOG_SOURCE") or None
+            level = parts.get("LEVEL") or parts.get("GLOG_LEVEL") or parts.get("LOGRUS_LEVEL", "")[:4] or None
+            self._event(number, "framework", level, component, parts.get("PID"), _clean(message), parts)
+            return self._message(number, _clean(message), producer="framework", level=level, component=component)
+        return False
+
+    def _event(self, number: int, producer: str, level: str | None, component: str | None, pid: str | None,
+               message: str, parts: dict[str, str]) -> None:
+        timestamp = parts.get("ISO_TS") or parts.get("US_TS") or parts.get("NRT_TS") or parts.get("TS")
+        self._add(self.log.events, LogEvent(
+            producer=producer, line=number, level=level, component=component,
+            pid=int(pid) if pid and pid.isdigit() else None, message=message, timestamp=timestamp))
+
+    # ------------------------------------------------------------------ messages and shapes inside them
+
+    def _message(self, number: int, text: str, *, producer: str | None, level: str | None,
+                 component: str | None, continues: bool = False) -> bool:
+        """Search a message for coded diagnostics, statuses, settings and commands."""
+        found = False
+        tree = parse("messages", text, "diagnostic") if "[" in text else None
+        if tree is not None:
+            shape, parts = flatten(tree)
+            diagnostic = Diagnostic(
+                code=parts["CODE"], severity=parts.get("SEVERITY_TAG", "").strip("[]") or None,
+                message=_clean(parts.get("TEXT")), op=(parts.get("OP") or "").strip("()") or None,
+                location=parts.get("LOC"), line=number, end_line=number)
+            if self._plausible_code(diagnostic, text):
+                self._add(self.log.diagnostics, diagnostic)
+                self._close_blocks()
+                self.open_diagnostic = diagnostic
+                found = True
+        elif self.open_diagnostic and (continues or producer is None) and not level_is_noise(level):
+            found = self._continue_diagnostic(number, text)
+        found |= self._statuses(number, text)
+        found |= self._settings(number, text)
+        found |= self._commands(number, text)
+        if producer is None and not found:
+            # A plain line: keep it when it reads like a failure, for signature patterns and evidence.
+            return bool(_looks_like_failure(text))
+        return found or producer is not None and (level or "").upper() in _KEEP_LEVELS
+
+    def _plausible_code(self, diagnostic: Diagnostic, text: str) -> bool:
+        # Three capitals and three digits are common in other text; accept the legacy bracket form only
+        # with a compiler context (reference/log-formats.md §3).
+        if diagnostic.code.startswith("NCC_") or diagnostic.code[0] == "F" and diagnostic.code[1:].isdigit():
+            return True
+        return bool(diagnostic.message) and (diagnostic.op is not None or len(diagnostic.message) > 8)
+
+    def _continue_diagnostic(self, number: int, text: str) -> bool:
+        diagnostic = self.open_diagnostic
+        assert diagnostic is not None
+        if number - diagnostic.line >= CONTINUATION_LINES or not text.strip():
+            self.open_diagnostic = None
+            return False
+        diagnostic.message = f"{diagnostic.message} {text.strip()}".strip()
+        diagnostic.end_line = number
+        return True
+
+    def _statuses(self, number: int, text: str) -> bool:
+        found = False
+        if ("status" in text or "err:" in text or "Failure:" in text) and (tree := parse("messages", text, "nrt_status")):
+            _, parts = flatten(tree)
+            value = int(parts["INT"]) if "INT" in parts else None
+            name = parts.get("STATUS_NAME") or (status_name(value) if value is not None else None)
+            self._add(self.log.nrt_statuses, NrtStatus(
+                line=number, number=value if value is not None else status_number(name), name=name, api=parts.get("API")))
+            found = True
+        if ("with" in text or "exit" in text or "died" in text) and (tree := parse("messages", text, "exit_status")):
+            _, parts = flatten(tree)
+            code = int(parts["INT"])
+            if "SIGNAL" in parts:
+                code = -code
+            tool = parts.get("TOOL") or "neuronx-cc"
+            self._add(self.log.exits, ExitStatus(line=number, tool=tool, code=code))
+            found = True
+        return found
+
+    def _settings(self, number: int, text: str) -> bool:
+        env = self.log.environment
+        found = False
+        rest = text
+        while "=" in rest and (tree := parse("messages", rest, "env_setting")):
+            _, parts = flatten(tree)
+            self._set_env(number, parts["ENV_NAME"], parts["ENV_VALUE"].strip("\"'"))
+            rest = parts.get("TEXT", "")
+            found = True
+        if "xlarge" in text and (tree := parse("messages", text, "instance_type")):
+            instance = flatten(tree)[1]["INSTANCE"]
+            env.instance_type = env.instance_type or instance
+            env.lines.setdefault("instance_type", number)
+            if env.target is None and (match := _INSTANCE_TARGET.match(instance)):
+                env.target = match.group(1)
+            found = True
+        return found
+
+    def _set_env(self, number: int, name: str, value: str) -> None:
+        env = self.log.environment
+        env.env_vars[name] = value
+        env.lines[f"env:{name}"] = number
+        if name == "NEURON_CC_FLAGS":
+            self._flags(number, shlex_split(value))
+
+    def _flags(self, number: int, argv: list[str]) -> None:
+        env = self.log.environment
+        for index, arg in enumerate(argv):
+            if not arg.startswith("-") or arg in env.compiler_flags:
+                continue
+            # `--model-type transformer` is one flag: keep the value with it.
+            if "=" not in arg and index + 1 < len(argv) and not argv[index + 1].startswith("-") and arg.startswith("--"):
+                if not argv[index + 1].endswith((".pb", ".neff", ".hlo", ".json", ".py")):
+                    arg = f"{arg}={argv[index + 1]}"
+            env.compiler_flags.append(arg)
+            env.lines.setdefault(f"flag:{arg}", number)
+            if arg.startswith("--target="):
+                env.target = arg.split("=", 1)[1]
+                env.lines.setdefault("target", number)
+
+    def _commands(self, number: int, text: str) -> bool:
+        argv: list[str] | None = None
+        if "-cc'" in text and (match := _ARGV_LIST.search(text)):
+            try:
+                argv = [str(a) for a in ast.literal_eval(match.group(0))]
+            except (ValueError, SyntaxError):
+                argv = None
+        elif "compile" in text and (match := _COMMAND_TEXT.search(text)):
+            argv = shlex_split(match.group(1))
+        elif "compiler_args" in text and (match := _COMPILER_ARGS.search(text)):
+            try:
+                value = ast.literal_eval(match.group(1))
+            except (ValueError, SyntaxError):
+                value = []
+            self._flags(number, shlex_split(value) if isinstance(value, str) else [str(v) for v in value])
+            return True
+        elif "--target" in text and (match := _TARGET_FLAG.search(text)):
+            self._flags(number, [f"--target={match.group(1)}"])
+            return True
+        if not argv:
+            return False
+        self._flags(number, argv)
+        target = next((a.split("=", 1)[1] for a in argv if a.startswith("--target=")), None)
+        self._add(self.log.invocations, CompilerInvocation(
+            line=number, argv=argv, target=target, flags=[a for a in argv if a.startswith("-")]))
+        return True
+
+    # ------------------------------------------------------------------ compiler blocks
+
+    def _compiler_block_line(self, number: int, shape: str, parts: dict[str, str]) -> None:
+        value = _clean(parts.get("MESSAGE"))
+        if shape == "ice_border":
+            if self.open_ice is None:
+                self._close_blocks()
+                self.open_ice = IceReport(line=number, end_line=number)
+                self._add(self.log.ice, self.open_ice)
+            else:
+                self.open_ice.end_line = number
+        elif shape == "ice_title":
+            if self.open_ice is None:
+                self._close_blocks()
+                self.open_ice = IceReport(line=number, end_line=number)
+                self._add(self.log.ice, self.open_ice)
+        elif shape == "ice_field" and self.open_ice is not None:
+            key = parts["ICE_KEY"]
+            self.ice_field = key
+            self.open_ice.end_line = number
+            self._ice_value(key, value, number)
+        elif shape == "bir_header":
+            self._close_blocks()
+            self.open_bir = BirVerification(line=number, end_line=number)
+            self._add(self.log.bir, self.open_bir)
+        elif shape == "bir_field" and self.open_bir is not None:
+            key = parts["BIR_KEY"]
+            self.open_bir.end_line = number
+            self.open_bir.fields[key] = value
+            attribute = {"Reason": "reason", "Instruction": "instruction", "Opcode": "opcode"}.get(key)
+            if attribute:
+                setattr(self.open_bir, attribute, value)
+        elif shape == "sg_error":
+            self._add(self.log.events, LogEvent(producer="compiler", line=number, level="ERROR",
+                                                component="SG-ERROR", message=value))
+
+    def _ice_value(self, key: str, value: str, number: int) -> None:
+        ice = self.open_ice
+        assert ice is not None
+        if key == "Error message":
+            ice.error_message = value or ice.error_message
+        elif key == "Error class":
+            ice.error_class = value
+        elif key == "Error location":
+            ice.error_location = value
+        elif key == "Command line":
+            ice.command_line = value
+            if value:
+                self._commands(number, value if "compile" in value else f"neuronx-cc compile {value}")
+        elif key == "Internal details" and value:
+            ice.internal_details.append(value)
+        elif key == "Version information" and value:
+            ice.version_information.append(value)
+
+    def _continue_block(self, number: int, body: str) -> bool:
+        text = body.strip()
+        if self.open_ice is not None and self.ice_field:
+            if text.startswith("Artifacts stored in") or _STARS.match(text):
+                self.open_ice.end_line = number
+                self.ice_field = None
+                return True
+            if self.ice_field in ("Internal details", "Version information"):
+                target = self.open_ice.internal_details if self.ice_field == "Internal details" else self.open_ice.version_information
+                target.append(text)
+                if self.ice_field == "Version information":
+                    self._environment_line(number, text)
+            elif self.ice_field == "Error message" and text:
+                self.open_ice.error_message = f"{self.open_ice.error_message or ''} {text}".strip()
+            self.open_ice.end_line = number
+            return True
+        if self.open_bir is not None:
+            self.open_bir = None
+            return False
+        if self.in_cut_here:
+            self._cut_here_field(number, text)
+            return True
+        if self.open_traceback is not None:
+            # The source line under a frame; anything else ends the traceback.
+            return bool(self.open_traceback.frames) and not text.startswith(("During handling", "The above"))
+        if self.open_diagnostic is not None:
+            return self._continue_diagnostic(number, body)
+        return False
+
+    def _cut_here_field(self, number: int, text: str) -> None:
+        key, _, value = text.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "Failure" and (tree := parse("messages", text, "nrt_status")):
+            _, parts = flatten(tree)
+            self._add(self.log.nrt_statuses, NrtStatus(line=number, number=status_number(parts.get("STATUS_NAME")),
+                                                       name=parts.get("STATUS_NAME"), api=parts.get("API")))
+        elif key in ("NRT version", "Driver version", "Embedded FW version", "CCOM version") and value:
+            package = {"NRT version": "aws-neuronx-runtime-lib", "Driver version": "aws-neuronx-dkms",
+                       "Embedded FW version": "neuron-firmware", "CCOM version": "aws-neuronx-collectives"}[key]
+            self._package(number, package, value.split()[0])
+
+    # ------------------------------------------------------------------ tracebacks
+
+    def _traceback_line(self, number: int, shape: str, parts: dict[str, str]) -> bool:
+        if shape == "header":
+            self._close_blocks()
+            self.open_traceback = PythonTraceback(line=number, end_line=number)
+            self._add(self.log.tracebacks, self.open_traceback)
+            return True
+        if shape in ("frame", "ipython_frame"):
+            if self.open_traceback is None:
+                self._close_blocks()
+                self.open_traceback = PythonTraceback(line=number, end_line=number)
+                self._add(self.log.tracebacks, self.open_traceback)
+            path = (parts.get("PATH") or parts.get("IPY_PATH") or "").strip('"')
+            self.open_traceback.frames.append(Frame(file=path, lineno=int(parts["LINENO"]), function=parts.get("FUNC")))
+            self.open_traceback.end_line = number
+            return True
+        # The final exception line: it closes the traceback (or stands alone, as pasted).
+        message = _clean(parts.get("MESSAGE"))
+        traceback = self.open_traceback
+        if traceback is None or traceback.exception is not None:
+            traceback = PythonTraceback(line=number, end_line=number)
+            self._add(self.log.tracebacks, traceback)
+        traceback.exception = parts["EXC_NAME"]
+        traceback.message = message
+        traceback.end_line = number
+        self._close_blocks()
+        self._message(number, message, producer=None, level=None, component=None)
+        return True
+
+    # ------------------------------------------------------------------ environment listings
+
+    def _environment_line(self, number: int, body: str) -> bool:
+        tree = parse("environment", body)
+        if tree is None:
+            return False
+        shape, parts = flatten(tree)
+        if shape in ("apt_line", "pip_line", "freeze_line"):
+            self._package(number, parts["PACKAGE"], parts["VERSION"])
+        elif shape == "cc_version":
+            self._package(number, "neuronx-cc", parts["VERSION"])
+        elif shape == "env_assign":
+            self._set_env(number, parts["ENV_NAME"], parts.get("ENV_VALUE", "").strip().strip("\"'"))
+        elif shape == "setenv_call":
+            quoted = re.findall(r"[\"']([^\"']*)[\"']", body)
+            if len(quoted) >= 2:
+                self._set_env(number, quoted[0], quoted[1])
+        return True
+
+    def _package(self, number: int, name: str, version: str) -> None:
+        env = self.log.environment
+        key = name.lower().replace("_", "-")
+        env.packages.setdefault(key, version)
+        env.lines.setdefault(f"pkg:{key}", number)
+
+    def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
+        kept = {line.line: line for line in self.recent}
+        kept.update((line.line, line) for line in self.retained)
+        return self.log, [kept[number] for number in sorted(kept)]
+
+
+_KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
+_STARS = re.compile(r"^\*{20,}$")
+_PREFIX_START = re.compile(r"^(?:\(|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20})")
+_FAILURE_WORDS = re.compile(
+    r"(?i)\b(?:error|fail(?:ed|ure)?|fatal|critical|exception|assert(?:ion)?|abort(?:ed)?|killed|timeout|"
+    r"not supported|unsupported|out-of-bound|cannot|could not|not available|not initialized|incompatible|unexpected)\b"
+)
+
+
+def level_is_noise(level: str | None) -> bool:
+    return (level or "").upper() in ("INFO", "DEBUG", "TRACE")
+
+
+def _looks_like_failure(text: str) -> bool:
+    return bool(_FAILURE_WORDS.search(text))
+
+
+def _maybe_traceback(body: str) -> bool:
+    text = body.lstrip()
+    return text.startswith(("Traceback", "File ")) or "Error" in text[:80] or "Exception" in text[:80] or "Traceback" in text
+
+
+def _strip_prefixes(segment: str) -> str:
+    if not _PREFIX_START.match(segment):
+        return segment
+    tree = parse("prefixes", segment)
+    if tree is None:
+        return segment
+    rest = [t for t in tree.children if not hasattr(t, "data")]
+    return str(rest[-1]) if rest else ""
+
+
+def shlex_split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def assemble(source: str, lines: Iterable[tuple[int, str]]) -> tuple[ParsedLog, list[SourceLine]]:
+    """Parse numbered lines into a ParsedLog plus the retained lines (for patterns and evidence)."""
+    assembler = _Assembler(source)
+    for number, raw in lines:
+        assembler.feed(number, raw)
+    return assembler.finish()

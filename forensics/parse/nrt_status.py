@@ -1,0 +1,25 @@
+"""NRT status numbers and names (neuron-runtime/api/nrt_status.rst, `nrt_status.h`)."""
+
+from __future__ import annotations
+
+# 8 and 12 are not in the enum.
+NRT_STATUS = {
+    0: "NRT_SUCCESS", 1: "NRT_FAILURE", 2: "NRT_INVALID", 3: "NRT_INVALID_HANDLE", 4: "NRT_RESOURCE",
+    5: "NRT_TIMEOUT", 6: "NRT_HW_ERROR", 7: "NRT_QUEUE_FULL", 9: "NRT_LOAD_NOT_ENOUGH_NC",
+    10: "NRT_UNSUPPORTED_NEFF_VERSION", 11: "NRT_FAIL_HOST_MEM_ALLOC", 13: "NRT_UNINITIALIZED",
+    14: "NRT_CLOSED", 15: "NRT_QUEUE_EMPTY", 101: "NRT_EXEC_UNIT_UNRECOVERABLE",
+    1002: "NRT_EXEC_BAD_INPUT", 1003: "NRT_EXEC_COMPLETED_WITH_NUM_ERR", 1004: "NRT_EXEC_COMPLETED_WITH_ERR",
+    1005: "NRT_EXEC_NC_BUSY", 1006: "NRT_EXEC_OOB", 1100: "NRT_COLL_PENDING",
+    1200: "NRT_EXEC_HW_ERR_COLLECTIVES", 1201: "NRT_EXEC_HW_ERR_HBM_UE", 1202: "NRT_EXEC_HW_ERR_NC_UE",
+    1203: "NRT_EXEC_HW_ERR_DMA_ABORT", 1204: "NRT_EXEC_SW_NQ_OVERFLOW", 1205: "NRT_EXEC_HW_ERR_REPAIRABLE_HBM_UE",
+    1206: "NRT_NETWORK_PROXY_FAILURE",
+}
+_BY_NAME = {name: number for number, name in NRT_STATUS.items()}
+
+
+def status_name(number: int | None) -> str | None:
+    return NRT_STATUS.get(number) if number is not None else None
+
+
+def status_number(name: str | None) -> int | None:
+    return _BY_NAME.get(name) if name else None

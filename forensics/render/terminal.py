@@ -1,0 +1,107 @@
+"""The terminal explanation (rich): what failed, where, fields, meaning, hypotheses, workarounds, references."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from forensics.records import Analysis, Finding
+
+_WIDTH = 110
+
+
+def _where(finding: Finding) -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="dim", justify="right")
+    table.add_column()
+    for evidence in finding.evidence[:12]:
+        table.add_row(f"line {evidence.line}" if evidence.line else "", Text(evidence.text.rstrip()))
+    if len(finding.evidence) > 12:
+        table.add_row("", Text(f"... {len(finding.evidence) - 12} more lines", style="dim"))
+    return table
+
+
+def _fields(finding: Finding) -> Table:
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    table.add_column(style="cyan")
+    table.add_column()
+    for name, value in finding.fields.items():
+        table.add_row(name, Text(repr(value) if isinstance(value, str) else str(value)))
+    return table
+
+
+def _hypotheses(finding: Finding) -> Group:
+    parts = []
+    for rank, hypothesis in enumerate(finding.hypotheses, start=1):
+        parts.append(Text.assemble((f"{rank}. ", "bold"), (hypothesis.title, "bold"), (f"  (score {hypothesis.score:.2f})", "dim")))
+        if hypothesis.explanation:
+            parts.append(Text("   " + hypothesis.explanation.strip(), style="default"))
+        for evidence in hypothesis.evidence:
+            where = f"line {evidence.line}: " if evidence.line else ""
+            parts.append(Text.assemble(("   + ", "green"), (evidence.note or "", ""), (f"  [{where}{evidence.text.strip()[:90]}]", "dim")))
+        if hypothesis.check:
+            parts.append(Text.assemble(("   ? check: ", "yellow"), hypothesis.check))
+    return Group(*parts)
+
+
+def _workarounds(finding: Finding) -> Group:
+    parts = []
+    for workaround in finding.workarounds:
+        parts.append(Text("• " + workaround.title, style="bold"))
+        if workaround.description:
+            parts.append(Text("  " + workaround.description.strip()))
+        if workaround.code:
+            parts.append(Syntax(workaround.code.strip("\n"), workaround.language or "text", theme="ansi_dark",
+                                background_color="default", padding=(0, 2)))
+    return Group(*parts)
+
+
+def _finding_panel(finding: Finding, source: str) -> Panel:
+    sections: list = []
+
+    def section(title: str, body) -> None:
+        sections.append(Text(title, style="bold underline"))
+        sections.append(body)
+        sections.append(Text(""))
+
+    section("What failed", Text(finding.summary))
+    section(f"Where ({source})", _where(finding))
+    if finding.fields:
+        section("Extracted fields", _fields(finding))
+    if finding.meaning:
+        section("What it means", Text(finding.meaning.strip()))
+    if finding.fixed_in:
+        fix = finding.fixed_in
+        section("Fixed in", Text(fix.summary or f"{fix.component} {fix.version}", style="green" if fix.upgrade else ""))
+    if finding.hypotheses:
+        section("Why it may happen (ranked)", _hypotheses(finding))
+    if finding.workarounds:
+        section("What to try", _workarounds(finding))
+    if finding.references:
+        section("References", Group(*(Text(f"• {r.title}: {r.url}") for r in finding.references)))
+    code = f"[{finding.code}] " if finding.code else ""
+    kind = "generic" if finding.generic else finding.signature
+    return Panel(Group(*sections[:-1]), title=f"[bold red]{escape(code)}[/]{escape(finding.title)}",
+                 subtitle=f"{finding.component} · {escape(kind)} · fingerprint {finding.fingerprint}",
+                 title_align="left", subtitle_align="right", border_style="red" if finding.severity == "error" else "yellow")
+
+
+def render_text(analyses: Sequence[Analysis], *, color: bool) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=color, no_color=not color, width=_WIDTH, highlight=False)
+    for analysis in analyses:
+        if not analysis.findings:
+            console.print(f"{analysis.source}: no known Neuron failure recognised in {analysis.total_lines} lines.")
+            continue
+        count = len(analysis.findings)
+        console.print(Text(f"{analysis.source}: {count} failure{'s' if count != 1 else ''} diagnosed", style="bold"))
+        for finding in analysis.findings:
+            console.print(_finding_panel(finding, analysis.source))
+    return buffer.getvalue()
