@@ -193,6 +193,7 @@ class CallSite(Record):
     scope: str  # enclosing function (Class.method) or <module>
     grid: list[int | None] | None = None  # kernel[2](...) -> [2]; None for a plain call
     repeat: int = 1  # loop trip counts around the call in its scope (unknown loops count 2)
+    scope_runs: int = 1  # how often the scope runs per graph (a module's forward: once per instance)
 
 
 class KernelFacts(Record):
