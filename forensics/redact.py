@@ -108,10 +108,10 @@ def _rules(known_users: set[str]) -> list[_Rule]:
         ),
         _Rule("hf-token", r"\b(?P<v>hf_[A-Za-z0-9]{30,})\b"),
         _Rule("aws-access-key-id", r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b"),
-        # detect-secrets: a 40-char candidate right after `=`, `:`, a quote or a space.
+        # detect-secrets: a standalone 40-char candidate (mixed case and digits, checked below).
         _Rule(
             "aws-secret-key",
-            r"(?:(?<=[=:\"'\s])|^)(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+            r"(?<![A-Za-z0-9/+=._-])(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
             _mixed_alphabet,
         ),
         _Rule("arn", r"\b(?P<v>arn:aws[\w-]*:[\w-]*:[\w-]*:[\w-]*:[^\s\"'<>()\[\],;`]+)"),
@@ -203,35 +203,39 @@ class Redactor:
         self.learn(text)
         return self._pattern().sub(lambda m: self._replace(m, text), text)
 
-    def _replace(self, match: re.Match[str], text: str) -> str:
+    def _secret(self, match: re.Match[str], text: str) -> tuple[str, int, int] | None:
+        """(kind, start, end) of the secret inside a match, or None when the rule's check rejects it."""
         group = match.lastgroup  # each alternative has exactly one named group, `v<rule index>`
         rule = self._rules[int(group[1:])]
         value, start, end = match.group(group), match.start(group), match.end(group)
         if value.startswith(PLACEHOLDER_PREFIX) or (rule.accept and not rule.accept(value, start, end, text)):
+            return None
+        self.counts[kind := next((k for k, shape in _SHAPES if shape.fullmatch(value)), rule.kind)] += 1
+        return kind, start, end
+
+    def _replace(self, match: re.Match[str], text: str) -> str:
+        found = self._secret(match, text)
+        if found is None:
             return match.group(0)
-        kind = next((k for k, shape in _SHAPES if shape.fullmatch(value)), rule.kind)
-        self.counts[kind] += 1
-        whole = match.group(0)
-        return whole[: start - match.start()] + self.placeholder(kind, value) + whole[end - match.start() :]
+        kind, start, end = found
+        whole, offset = match.group(0), match.start()
+        return whole[: start - offset] + self.placeholder(kind, text[start:end]) + whole[end - offset :]
 
     def redact_bytes(self, data: bytes) -> bytes:
         """Mask secrets inside binary files (HLO protobufs) without changing any length.
 
-        Protobuf strings are length-prefixed, so a same-length mask keeps the file loadable.
+        Protobuf strings are length-prefixed, so a same-length mask (`#`) keeps the file loadable.
         """
         if not self.enabled:
             return data
         text = data.decode("latin-1")
         self.learn(text)
-        pattern = self._pattern()
-
-        def mask(match: re.Match[str]) -> str:
-            replaced = self._replace(match, text)
-            if replaced == match.group(0):
-                return replaced
-            return "".join(c if c in "/:=@ " else "#" for c in match.group(0))
-
-        return pattern.sub(mask, text).encode("latin-1")
+        masked = list(text)
+        for match in self._pattern().finditer(text):
+            found = self._secret(match, text)
+            if found is not None:
+                masked[found[1] : found[2]] = "#" * (found[2] - found[1])
+        return "".join(masked).encode("latin-1")
 
     def summary(self) -> dict[str, int]:
         """Occurrences masked per kind, in a fixed kind order (empty when nothing was found)."""
