@@ -1,0 +1,239 @@
+"""Glue for the experiment commands of the CLI: settings -> journal, backend and progress bar -> strategy ->
+a rich table (text) or the issue's JSON shapes, plus CSV/Parquet export. Returns text; the CLI prints it.
+The progress bar draws on the console the CLI hands in.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import shutil
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from forensics.errors import InputError
+from forensics.experiments import strategies
+from forensics.experiments.journal import Journal, export
+from forensics.experiments.oracle import EXIT_CODES, VERDICTS, Expectation, expectation
+from forensics.experiments.plan import DEFAULT_TIMEOUT, Settings, Template, parse_assignment, settings
+from forensics.experiments.runner import Experiment, LocalBackend, RunSpec, VariantResult, execute
+
+_STYLE = {"REPRODUCES": "bold red", "PASSES": "green", "DIFFERENT_FAILURE": "yellow", "UNTESTABLE": "dim"}
+
+
+@dataclass
+class CommandOutput:
+    stdout: str
+    stderr: str = ""
+    exit_code: int = 0
+
+
+def oracle(expect: str, command: list[str], timeout: float | None, env: list[str], cwd: str | None) -> CommandOutput:
+    """One run, judged; exit 0 reproduces / 1 passes or fails differently / 125 untestable (git bisect run)."""
+    if not command:
+        raise InputError("no command to run: give it after `--`")
+    template = Template(argv=tuple(command), env=tuple(parse_assignment(e, "--env") for e in env), cwd=cwd)
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    outcome = execute(RunSpec(template.variant({}), expectation(expect), timeout))
+    detail = ", ".join(x for x in (outcome.code, outcome.note, f"{outcome.seconds:.1f} s") if x)
+    return CommandOutput(f"{outcome.verdict} ({detail})\n", exit_code=EXIT_CODES[outcome.verdict])
+
+
+class ProgressBar:
+    """Runs done / planned, a count per verdict and the ETA."""
+
+    def __init__(self, console: Console, label: str) -> None:
+        self._counts: Counter[str] = Counter()
+        self._total = 0
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[counts]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self._task = self._progress.add_task(label, total=None, counts="")
+
+    def planned(self, count: int) -> None:
+        self._total += count
+        self._progress.update(self._task, total=self._total)
+
+    def finished(self, record, cached: bool) -> None:
+        self._counts[record.verdict] += 1
+        counts = "  ".join(f"[{_STYLE[v]}]{v} {self._counts[v]}[/]" for v in VERDICTS if self._counts[v])
+        self._progress.update(self._task, advance=1, counts=counts)
+
+    def __enter__(self) -> "ProgressBar":
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._progress.stop()
+
+
+@contextmanager
+def _experiment(s: Settings, expect: Expectation, console: Console) -> Iterator[tuple[Experiment, int]]:
+    journal = Journal(s.journal)
+    backend = LocalBackend(s.workers)
+    try:
+        session = journal.open_session(s.strategy, s.expect, s.identity(), s.resume)
+        with ProgressBar(console, s.strategy) as bar:
+            yield Experiment(journal, session, backend, expect, s.timeout, s.repeat, bar), session
+    finally:
+        backend.close()
+        journal.close()
+
+
+def _text(renderables, color: bool) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=color, width=shutil.get_terminal_size((120, 24)).columns)
+    for r in renderables:
+        console.print(r)
+    return buffer.getvalue()
+
+
+def _run_json(result: VariantResult, repeat: int, evidence: bool = False) -> dict:
+    data = {"knobs": result.knobs, "verdict": result.verdict, "code": result.code, "seconds": round(result.seconds, 3)}
+    if repeat > 1:
+        data["flaky"] = result.flaky
+    if evidence:
+        data.update(command=list(result.variant.argv), env=dict(result.variant.env),
+                    unset_env=list(result.variant.unset_env))  # fmt: skip
+    return data
+
+
+def _runs_table(results: list[VariantResult], title: str | None = None) -> Table:
+    knob_names = list(dict.fromkeys(k for r in results for k in r.knobs))
+    table = Table(title=title)
+    for name in ["#", *knob_names, "verdict", "code", "seconds", "note"]:
+        table.add_column(name, justify="right" if name in ("#", "seconds") else "left")
+    for n, r in enumerate(results, 1):
+        note = r.flaky and f"flaky: {r.flaky}" or r.runs[0].note
+        table.add_row(str(n), *(r.knobs.get(k, "") for k in knob_names), f"[{_STYLE[r.verdict]}]{r.verdict}[/]",
+                      r.code or "", f"{r.seconds:.2f}", note)  # fmt: skip
+    return table
+
+
+def run(strategy: str, options: dict, console: Console, color: bool = False) -> CommandOutput:
+    """Run one strategy command. `options` are the CLI's values (None = not given)."""
+    fmt, csv, parquet = options.pop("format"), options.pop("csv", None), options.pop("parquet", None)
+    if fmt not in ("text", "json"):
+        raise InputError(f"unknown format {fmt!r}: use text or json")
+    log, repro = options.pop("log", None), options.pop("repro", None)
+    if strategy == "confirm":
+        options["command"] = shlex.split(repro)
+        from forensics.diagnose import analyze_path
+
+        finding = _top_finding(analyze_path(log), log)
+        options["expect"] = options.get("expect") or finding.signature
+    s = settings(strategy, **options)
+    with _experiment(s, expectation(s.expect), console) as (exp, session):
+        output = _STRATEGIES[strategy](exp, s, fmt, color, *([finding] if strategy == "confirm" else []))
+    if csv or parquet:
+        export(s.journal, session, csv=csv, parquet=parquet)
+    return output
+
+
+def _top_finding(analysis, log: str):
+    if not analysis.findings:
+        raise InputError(f"nothing recognised in {log}: no hypotheses to confirm")
+    return analysis.findings[0]
+
+
+def _sweep(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput:
+    if not (s.knobs or s.cases):
+        raise InputError("sweep needs --knob NAME=V1,V2,... (or knobs/cases in the plan)")
+    results = strategies.sweep(exp, s.template, s.knobs, s.cases)
+    if fmt == "json":
+        return CommandOutput(json.dumps({"runs": [_run_json(r, s.repeat) for r in results]}, indent=2) + "\n")
+    counts = Counter(r.verdict for r in results)
+    summary = f"{len(results)} variants: " + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v])
+    return CommandOutput(_text([_runs_table(results, f"sweep expecting {s.expect}"), summary], color))
+
+
+def _one_knob(s: Settings, what: str) -> tuple[str, list[str]]:
+    if len(s.knobs) != 1:
+        raise InputError(f"{what} needs exactly one --knob NAME=LO..HI (or V1,V2,... in order)")
+    return next(iter(s.knobs.items()))
+
+
+def _fixed(s: Settings) -> dict[str, str]:
+    """Knobs held at one value while another strategy varies something else (from the plan's first case)."""
+    return dict(s.cases[0]) if s.cases else {}
+
+
+def _bisect(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput:
+    knob, values = _one_knob(s, "bisect")
+    result = strategies.bisect(exp, s.template, knob, values, _fixed(s))
+    warnings = "".join(f"nforensics: warning: {w}\n" for w in result.warnings)
+    code = 0 if result.boundary is not None else 1
+    if fmt == "json":
+        data = {"boundary": result.boundary, "runs": result.runs, "monotone": result.monotone}
+        return CommandOutput(json.dumps(data, indent=2) + "\n", warnings, code)
+    answer = (f"boundary: {knob}={result.boundary} is the smallest value that reproduces {s.expect}"
+              if result.boundary is not None else f"no value of {knob} reproduces {s.expect}")  # fmt: skip
+    line = f"{answer} ({result.runs} runs, budget {strategies.bisect_budget(len(values))})"
+    return CommandOutput(_text([_runs_table(result.results, f"bisect {knob}"), line], color), warnings, code)
+
+
+def _reduce(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput:
+    if not s.items:
+        raise InputError('reduce needs --items "A B C ..." (or items in the plan)')
+    if "{items}" not in " ".join(s.template.argv + tuple(v for _, v in s.template.env)):
+        raise InputError("reduce needs {items} in the command (an argument exactly `{items}` expands to separate arguments)")
+    result = strategies.reduce(exp, s.template, s.items, exp.backend.workers, _fixed(s))
+    warnings = "".join(f"nforensics: warning: {w}\n" for w in result.warnings)
+    code = 0 if result.minimal is not None else 1
+    if fmt == "json":
+        return CommandOutput(json.dumps({"minimal": result.minimal, "runs": result.runs}, indent=2) + "\n", warnings, code)
+    if result.minimal is None:
+        return CommandOutput(f"no reduction: the full set does not reproduce {s.expect} ({result.runs} runs)\n", warnings, code)
+    shown = " ".join(result.minimal) or "(nothing: it reproduces without any of the items)"
+    return CommandOutput(f"minimal: {shown}\n1-minimal subset of {len(s.items)} items that still reproduces "
+                         f"{s.expect}, found in {result.runs} runs\n", warnings, code)  # fmt: skip
+
+
+def _confirm(exp: Experiment, s: Settings, fmt: str, color: bool, finding) -> CommandOutput:
+    from forensics.knowledge import load_kb
+
+    signature = load_kb().get(finding.signature)
+    if signature is None:
+        raise InputError(f"{finding.signature} is not in the knowledge base: no declared checks to run")
+    knobs = {name: values[0] for name, values in s.knobs.items()}
+    result = strategies.confirm(exp, s.template, knobs, signature, finding.code)
+    code = 0 if result.baseline.reproduces else 1
+    if fmt == "json":
+        data = {
+            "signature": result.signature,
+            "code": result.code,
+            "baseline": _run_json(result.baseline, s.repeat, evidence=True),
+            "hypotheses": [
+                {"id": c.id, "title": c.title, "expect": c.expect, "status": c.status, "reason": c.reason,
+                 "run": _run_json(c.result, s.repeat, evidence=True) if c.result else None}  # fmt: skip
+                for c in result.checks
+            ],
+        }
+        return CommandOutput(json.dumps(data, indent=2) + "\n", exit_code=code)
+    table = Table(title=f"{result.code or result.signature}: hypotheses checked by re-running")
+    for name in ("hypothesis", "status", "verdict", "why"):
+        table.add_column(name)
+    status_style = {"confirmed": "bold green", "refuted": "red", "inconclusive": "yellow", "not checked": "dim"}
+    for c in result.checks:
+        verdict = c.result.verdict if c.result else ""
+        table.add_row(c.id, f"[{status_style[c.status]}]{c.status}[/]", verdict, c.reason)
+    runs = [result.baseline] + [c.result for c in result.checks if c.result]
+    head = f"baseline: {result.baseline.verdict} ({' '.join(result.baseline.variant.argv)})"
+    return CommandOutput(_text([head, table, _runs_table(runs, "runs (evidence)")], color), exit_code=code)
+
+
+_STRATEGIES = {"sweep": _sweep, "bisect": _bisect, "reduce": _reduce, "confirm": _confirm}

@@ -1,0 +1,204 @@
+"""The experiment journal: SQLite (stdlib), one row per finished run, committed as each run finishes.
+
+WAL mode with synchronous=NORMAL survives the orchestrator being killed (kill -9, Ctrl-C): a committed
+run is never lost, and `--resume` reuses it instead of running it again. A session is one invocation of
+a strategy with one plan; resuming continues the latest session with the same plan.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from forensics.errors import InputError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY,
+    strategy TEXT NOT NULL,
+    expect TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    started REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    session INTEGER NOT NULL REFERENCES sessions(id),
+    key TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    knobs TEXT NOT NULL,
+    argv TEXT NOT NULL,
+    env TEXT NOT NULL,
+    unset_env TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    code TEXT,
+    exit_code INTEGER,
+    seconds REAL NOT NULL,
+    note TEXT NOT NULL,
+    stdout TEXT NOT NULL,
+    stderr TEXT NOT NULL,
+    finished REAL NOT NULL,
+    UNIQUE (session, key, attempt)
+);
+"""
+
+_COLUMNS = ("id", "session", "key", "attempt", "knobs", "argv", "env", "unset_env", "verdict", "code",
+            "exit_code", "seconds", "note", "stdout", "stderr", "finished")  # fmt: skip
+_JSON_COLUMNS = ("knobs", "argv", "env", "unset_env")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    session: int
+    key: str
+    attempt: int
+    knobs: dict[str, str]
+    argv: list[str]
+    env: dict[str, str]
+    unset_env: list[str]
+    verdict: str
+    code: str | None
+    exit_code: int | None
+    seconds: float
+    note: str
+    stdout: str
+    stderr: str
+    finished: float
+
+    @classmethod
+    def from_row(cls, row: tuple) -> "RunRecord":
+        values = dict(zip(_COLUMNS, row))
+        for name in _JSON_COLUMNS:
+            values[name] = json.loads(values[name])
+        return cls(**values)
+
+    def row(self) -> tuple:
+        values = asdict(self)
+        for name in _JSON_COLUMNS:
+            values[name] = json.dumps(values[name])
+        return tuple(values[c] for c in _COLUMNS)
+
+
+class Journal:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.DatabaseError) as exc:
+            raise InputError(f"cannot use {self.path} as an experiment journal: {exc}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def open_session(self, strategy: str, expect: str, plan: dict, resume: bool) -> int:
+        """Start a session, or with `resume` continue the latest one with the same strategy and plan."""
+        plan_text = json.dumps(plan, sort_keys=True)
+        if resume:
+            row = self._db.execute(
+                "SELECT id FROM sessions WHERE strategy = ? AND expect = ? AND plan = ? ORDER BY id DESC LIMIT 1",
+                (strategy, expect, plan_text),
+            ).fetchone()
+            if row:
+                return row[0]
+        with self._db:
+            cursor = self._db.execute(
+                "INSERT INTO sessions (strategy, expect, plan, started) VALUES (?, ?, ?, ?)",
+                (strategy, expect, plan_text, time.time()),
+            )
+        return cursor.lastrowid
+
+    def record(self, session: int, key: str, spec, outcome) -> RunRecord:
+        """Store one finished run (a runner.RunSpec and its runner.Outcome) and commit at once."""
+        v = spec.variant
+        record = RunRecord(0, session, key, spec.attempt, dict(v.knobs), list(v.argv), dict(v.env),
+                           list(v.unset_env), outcome.verdict, outcome.code, outcome.exit_code, outcome.seconds,
+                           outcome.note, outcome.stdout, outcome.stderr, time.time())  # fmt: skip
+        values = record.row()[1:]
+        with self._db:
+            cursor = self._db.execute(
+                f"INSERT INTO runs ({', '.join(_COLUMNS[1:])}) VALUES ({', '.join('?' * len(values))})", values
+            )
+        return replace(record, id=cursor.lastrowid)
+
+    def session_runs(self, session: int | None = None) -> list[RunRecord]:
+        query = f"SELECT {', '.join(_COLUMNS)} FROM runs"
+        rows = self._db.execute(query + " WHERE session = ? ORDER BY id", (session,)) if session is not None \
+            else self._db.execute(query + " ORDER BY id")  # fmt: skip
+        return [RunRecord.from_row(r) for r in rows]
+
+    def sessions(self) -> list[tuple[int, str, str]]:
+        return list(self._db.execute("SELECT id, strategy, expect FROM sessions ORDER BY id"))
+
+
+def _existing(path: str | Path) -> Journal:
+    if not Path(path).is_file():
+        raise InputError(f"no experiment journal at {path}")
+    return Journal(path)
+
+
+def runs_frame(path: str | Path, session: int | None = None):
+    """All runs (or one session's) as a pandas DataFrame, one column per knob."""
+    import pandas as pd
+
+    journal = _existing(path)
+    try:
+        records = journal.session_runs(session)
+    finally:
+        journal.close()
+    rows = []
+    for r in records:
+        row = {"session": r.session, "run": r.id, "attempt": r.attempt}
+        row.update({f"knob.{k}": v for k, v in r.knobs.items()})
+        row.update(verdict=r.verdict, code=r.code, exit_code=r.exit_code, seconds=round(r.seconds, 3),
+                   note=r.note, command=" ".join(r.argv), env=" ".join(f"{k}={v}" for k, v in r.env.items()),
+                   key=r.key)  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def export(path: str | Path, session: int | None, csv: str | None = None, parquet: str | None = None) -> None:
+    frame = runs_frame(path, session)
+    if csv:
+        frame.to_csv(csv, index=False)
+    if parquet:
+        frame.to_parquet(parquet, index=False)
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ") if text not in (None, "") else ""
+
+
+def markdown_table(path: str | Path) -> str:
+    """The journal as Markdown for a bug report's Reproduction Steps: one table per session."""
+    journal = _existing(path)
+    try:
+        parts = []
+        for session, strategy, expect in journal.sessions():
+            runs = journal.session_runs(session)
+            if not runs:
+                continue
+            knob_names = list(dict.fromkeys(k for r in runs for k in r.knobs))
+            head = ["#", *knob_names, "command", "env", "verdict", "code", "seconds"]
+            lines = [
+                f"`nforensics {strategy}` expecting `{expect}` ({len(runs)} runs):",
+                "",
+                "| " + " | ".join(head) + " |",
+                "|" + "---|" * len(head),
+            ]
+            for n, r in enumerate(runs, 1):
+                env = " ".join(f"{k}={v}" for k, v in r.env.items())
+                env += "".join(f" -{k}" for k in r.unset_env)
+                cells = [n, *(r.knobs.get(k, "") for k in knob_names), f"`{' '.join(r.argv)}`",
+                         f"`{env.strip()}`" if env.strip() else "", r.verdict, r.code, f"{r.seconds:.1f}"]  # fmt: skip
+                lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+            parts.append("\n".join(lines))
+        return "\n\n".join(parts) + "\n" if parts else ""
+    finally:
+        journal.close()

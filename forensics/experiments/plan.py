@@ -1,0 +1,251 @@
+"""What to run: command templates, knobs, TOML plans, and the confirm planner.
+
+A template is the reproducer's argv and environment with `{NAME}` placeholders. Knob values fill argv
+items and `--env` values; an argv item that is exactly `{items}` expands to the chosen items as separate
+arguments (inside a longer item they are joined by spaces). A plan file (`--plan plan.toml`) holds the
+same settings so a team keeps them beside the reproducer; command-line options override it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from forensics.errors import InputError
+from forensics.experiments.runner import Variant
+
+ITEMS = "items"  # the placeholder `reduce` fills
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+DEFAULT_JOURNAL = ".nforensics/journal.sqlite"
+DEFAULT_TIMEOUT = 3600.0  # one neuronx-cc run takes minutes to about an hour
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), text)
+
+
+@dataclass(frozen=True)
+class Template:
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+    unset_env: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()  # files the command reads that its argv does not name
+    cwd: str | None = None  # None: each run in a fresh temporary directory
+    base: str = "."  # relative paths in argv resolve against this directory
+
+    def placeholders(self) -> set[str]:
+        texts = [*self.argv, *(v for _, v in self.env)]
+        return {name for t in texts for name in _PLACEHOLDER.findall(t)}
+
+    def variant(self, knobs: dict[str, str], items: Sequence[str] | None = None) -> Variant:
+        values = dict(knobs)
+        if items is not None:
+            values[ITEMS] = " ".join(items)
+        argv: list[str] = []
+        for arg in self.argv:
+            argv.extend(items if items is not None and arg == "{items}" else [_fill(arg, values)])
+        argv, named = self._resolve_files(argv)
+        return Variant(
+            argv=tuple(argv),
+            env=tuple((k, _fill(v, values)) for k, v in self.env),
+            unset_env=self.unset_env,
+            inputs=tuple(sorted({*self.inputs, *named})),
+            cwd=self.cwd,
+            knobs=tuple((k, str(v)) for k, v in knobs.items()),
+        )
+
+    def _resolve_files(self, argv: list[str]) -> tuple[list[str], set[str]]:
+        """Argv items that name files are inputs (their content is part of the variant's identity); when
+        runs happen in a temporary directory, relative ones become absolute so the command still finds them."""
+        resolved, named = [], set()
+        for arg in argv:
+            path = os.path.join(self.cwd or self.base, arg)
+            if arg and not arg.startswith("-") and os.path.isfile(path):
+                named.add(os.path.abspath(path))
+                arg = arg if self.cwd or os.path.isabs(arg) else os.path.abspath(path)
+            resolved.append(arg)
+        return resolved, named
+
+    def changed(self, *, set_env=None, unset_env=(), args_add=(), args_remove=()) -> "Template":
+        env = {k: v for k, v in self.env if k not in unset_env}
+        env.update(set_env or {})
+        argv = [a for a in self.argv if a not in args_remove] + list(args_add)
+        return replace(self, argv=tuple(argv), env=tuple(env.items()),
+                       unset_env=tuple(dict.fromkeys([*self.unset_env, *unset_env])))  # fmt: skip
+
+
+class PlanFile(BaseModel):
+    """The TOML plan: every key optional; command-line options win over it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expect: str | None = None
+    command: list[str] | str | None = None
+    env: dict[str, str] = {}
+    unset_env: list[str] = []
+    inputs: list[str] = []
+    cwd: str | None = None
+    knobs: dict[str, list[str | int | float] | str] = {}
+    cases: list[dict[str, str | int | float]] = []  # explicit knob combinations instead of the full matrix
+    items: list[str] | str | None = None
+    timeout: float | None = None
+    repeat: int | None = None
+    workers: int | None = None
+
+
+def load_plan(path: str | None) -> tuple[PlanFile, Path]:
+    if not path:
+        return PlanFile(), Path.cwd()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        return PlanFile.model_validate(data), Path(path).resolve().parent
+    except OSError as exc:
+        raise InputError(f"cannot read plan {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"plan {path} is not valid TOML: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"plan {path}: {where}: {first['msg']}") from None
+
+
+def parse_values(name: str, spec: str | Sequence) -> list[str]:
+    """`LO..HI` (integers, inclusive), `V1,V2,...`, or a TOML list, in the given order."""
+    if not isinstance(spec, str):
+        return [str(v) for v in spec]
+    m = re.fullmatch(r"\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*", spec)
+    if m:
+        lo, hi = int(m[1]), int(m[2])
+        if lo > hi:
+            raise InputError(f"knob {name}: range {spec} runs backwards")
+        return [str(v) for v in range(lo, hi + 1)]
+    values = [v.strip() for v in spec.split(",") if v.strip()]
+    if not values:
+        raise InputError(f"knob {name} has no values")
+    return values
+
+
+def parse_assignment(text: str, what: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name.strip()):
+        raise InputError(f"{what} must look like NAME=VALUE, got {text!r}")
+    return name.strip(), value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything one strategy invocation needs, merged from the command line and the plan file."""
+
+    strategy: str
+    expect: str
+    template: Template
+    knobs: dict[str, list[str]]
+    cases: list[dict[str, str]]
+    items: list[str]
+    timeout: float | None
+    repeat: int
+    workers: int | None
+    journal: str
+    resume: bool
+
+    def identity(self) -> dict:
+        """What makes two invocations the same plan (so `--resume` continues the right session)."""
+        t = self.template
+        return {"argv": t.argv, "env": t.env, "unset_env": t.unset_env, "inputs": t.inputs, "cwd": t.cwd,
+                "knobs": self.knobs, "cases": self.cases, "items": self.items, "timeout": self.timeout,
+                "repeat": self.repeat}  # fmt: skip
+
+
+def settings(
+    strategy: str,
+    *,
+    command: list[str] | None = None,
+    expect: str | None = None,
+    knobs: list[str] | None = None,
+    env: list[str] | None = None,
+    inputs: list[str] | None = None,
+    cwd: str | None = None,
+    items: str | None = None,
+    timeout: float | None = None,
+    repeat: int | None = None,
+    workers: int | None = None,
+    journal: str | None = None,
+    resume: bool = False,
+    plan: str | None = None,
+) -> Settings:
+    """Merge command-line values (None = not given) over the plan file; validate; build the template."""
+    spec, base = load_plan(plan)
+    argv = list(command) if command else _argv(spec.command)
+    if not argv:
+        raise InputError("no command to run: give it after `--` or as `command` in the plan")
+    expect = expect or spec.expect
+    if not expect and strategy != "confirm":
+        raise InputError("--expect CODE is required (the code or signature that counts as reproducing)")
+    env_pairs = dict(spec.env)
+    env_pairs.update(parse_assignment(e, "--env") for e in env or [])
+    knob_values = {n: parse_values(n, v) for n, v in spec.knobs.items()}
+    for k in knobs or []:
+        name, values = parse_assignment(k, "--knob")
+        knob_values[name] = parse_values(name, values)
+    here = Path.cwd()
+    cwd_dir = cwd or (str(base / spec.cwd) if spec.cwd else None)
+    template = Template(
+        argv=tuple(argv),
+        env=tuple(env_pairs.items()),
+        unset_env=tuple(spec.unset_env),
+        inputs=tuple(str((here / p).resolve()) for p in inputs or [])
+        + tuple(str((base / p).resolve()) for p in spec.inputs),
+        cwd=str(Path(cwd_dir).resolve()) if cwd_dir else None,
+        base=str(base if not command else here),
+    )
+    item_list = shlex.split(items) if items is not None else _argv(spec.items)
+    cases = [{k: str(v) for k, v in case.items()} for case in spec.cases]
+    unused = ({*knob_values} | {k for c in cases for k in c}) - template.placeholders()
+    if unused:
+        name = sorted(unused)[0]
+        raise InputError(f"knob {name} is not used by the command: put {{{name}}} in an argument or --env value")
+    repeat = repeat or spec.repeat or 1
+    if repeat < 1:
+        raise InputError("--repeat must be at least 1")
+    return Settings(
+        strategy=strategy,
+        expect=expect or "",
+        template=template,
+        knobs=knob_values,
+        cases=cases,
+        items=item_list,
+        timeout=timeout if timeout is not None else spec.timeout if spec.timeout is not None else DEFAULT_TIMEOUT,
+        repeat=repeat,
+        workers=workers or spec.workers,
+        journal=journal or DEFAULT_JOURNAL,
+        resume=resume,
+    )
+
+
+def _argv(value: list[str] | str | None) -> list[str]:
+    if value is None:
+        return []
+    return shlex.split(value) if isinstance(value, str) else list(value)
+
+
+def confirm_variant(template: Template, knobs: dict[str, str], confirm) -> tuple[Variant | None, str]:
+    """The variant a hypothesis' `confirm` block (knowledge.schema.Confirm) asks for, or None and why not."""
+    missing_knobs = set(confirm.knobs) - template.placeholders()
+    if missing_knobs:
+        return None, f"the command has no {{{sorted(missing_knobs)[0]}}} placeholder to set"
+    missing_args = [a for a in confirm.args_remove if a not in template.argv]
+    if missing_args:
+        return None, f"the command has no argument {missing_args[0]} to remove"
+    changed = template.changed(set_env=confirm.set_env, unset_env=confirm.unset_env,
+                               args_add=confirm.args_add, args_remove=confirm.args_remove)  # fmt: skip
+    variant = changed.variant({**knobs, **confirm.knobs})
+    if variant.key() == template.variant(knobs).key():
+        return None, "the variant would be identical to the baseline"
+    return variant, ""

@@ -1,0 +1,303 @@
+"""Run variants of a reproducer and judge them.
+
+One run = one `RunSpec` -> `execute()` -> `Outcome`: its own temporary directory, its own process group
+(start_new_session), a timeout that kills the whole group, stdout and stderr kept. `execute` is a plain
+function of a picklable spec so a cluster backend (Ray: `ray.remote(execute)`) can run it elsewhere;
+`LocalBackend` runs it on a local pool. `Experiment` adds the journal: each result is written as soon as
+it finishes, an identical variant is never run twice in a session, and `--resume` continues a session.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Protocol, Sequence
+
+from forensics.experiments.oracle import (
+    REPRODUCES,
+    UNTESTABLE,
+    Expectation,
+    Judgement,
+    Verdict,
+    judge,
+)
+
+OUTPUT_CAP = 256 * 1024  # bytes of stdout/stderr kept per run: the tail, where failures are printed
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One configuration of the reproducer. Identity = command, environment changes, working directory
+    and the content of its input files; `knobs` only label which point of a plan it is."""
+
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()  # set on top of the inherited environment
+    unset_env: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()  # absolute paths of files the command reads
+    cwd: str | None = None  # None: a fresh temporary directory per run
+    knobs: tuple[tuple[str, str], ...] = ()
+
+    def key(self) -> str:
+        identity = {
+            "argv": self.argv,
+            "env": sorted(self.env),
+            "unset_env": sorted(self.unset_env),
+            "cwd": self.cwd,
+            "inputs": sorted((p, _file_digest(p, *_stamp(p))) for p in self.inputs),
+        }
+        return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+        return st.st_mtime_ns, st.st_size
+    except OSError:
+        return 0, -1
+
+
+@functools.lru_cache(maxsize=256)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    """Content hash of an input file; cached by modification time and size (inputs can be large)."""
+    if size < 0:
+        return "missing"
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything a worker needs for one run (picklable, for remote backends)."""
+
+    variant: Variant
+    expect: Expectation
+    timeout: float | None
+    attempt: int = 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: Verdict
+    code: str | None
+    exit_code: int | None
+    seconds: float
+    note: str
+    stdout: str
+    stderr: str
+
+
+# Process groups of runs in flight, so an interrupted orchestrator (Ctrl-C) can kill them: runs live in
+# their own sessions, so the terminal's SIGINT does not reach them.
+_live_groups: set[int] = set()
+_live_lock = threading.Lock()
+
+
+def kill_running() -> None:
+    with _live_lock:
+        groups = list(_live_groups)
+    for pgid in groups:
+        _kill_group(pgid)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _read_tail(path: Path) -> str:
+    with path.open("rb") as f:
+        f.seek(max(0, path.stat().st_size - OUTPUT_CAP))
+        return f.read().decode("utf-8", errors="replace")
+
+
+def execute(spec: RunSpec) -> Outcome:
+    """Run one variant in its own directory and process group, then judge it."""
+    variant = spec.variant
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="nforensics-run-") as run_dir:
+        env = {k: v for k, v in os.environ.items() if k not in variant.unset_env}
+        env.update(variant.env)
+        env["TMPDIR"] = run_dir  # compiler workdirs land in the run's own directory too
+        out_path, err_path = Path(run_dir, "stdout.txt"), Path(run_dir, "stderr.txt")
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            try:
+                proc = subprocess.Popen(
+                    variant.argv,
+                    cwd=variant.cwd or run_dir,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
+                note = f"{reason}: {variant.argv[0]}"
+                return Outcome(UNTESTABLE, None, None, time.monotonic() - started, note, "", "")
+            with _live_lock:
+                _live_groups.add(proc.pid)
+            timed_out = False
+            try:
+                proc.wait(timeout=spec.timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                _kill_group(proc.pid)  # also whatever the command left running in the background
+                proc.wait()
+                with _live_lock:
+                    _live_groups.discard(proc.pid)
+        seconds = time.monotonic() - started  # the run itself, not the judging
+        stdout, stderr = _read_tail(out_path), _read_tail(err_path)
+    if timed_out:
+        judgement = Judgement(UNTESTABLE, note=f"timeout after {spec.timeout:g} s")
+    else:
+        judgement = judge(proc.returncode, stdout + "\n" + stderr, spec.expect)
+    exit_code = None if timed_out else proc.returncode
+    return Outcome(judgement.verdict, judgement.code, exit_code, seconds, judgement.note, stdout, stderr)
+
+
+class Backend(Protocol):
+    """Where runs execute. A cluster backend implements the same two methods."""
+
+    def run(self, specs: Sequence[RunSpec]) -> Iterator[tuple[RunSpec, Outcome]]:
+        """Yield each spec with its outcome as soon as it finishes (completion order)."""
+
+    def close(self) -> None: ...
+
+
+class LocalBackend:
+    """A local pool: `workers` runs at a time. Threads only wait on child processes, so they are enough."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="nforensics-run")
+
+    def run(self, specs: Sequence[RunSpec]) -> Iterator[tuple[RunSpec, Outcome]]:
+        pending: dict[Future, RunSpec] = {self._pool.submit(execute, s): s for s in specs}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield pending.pop(future), future.result()
+        finally:
+            if pending:  # interrupted (Ctrl-C, error): stop queued runs and kill those in flight
+                for future in pending:
+                    future.cancel()
+                kill_running()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class VariantResult:
+    """A variant's verdict over its attempts (`--repeat N`): flaky when testable attempts disagree."""
+
+    variant: Variant
+    verdict: Verdict
+    code: str | None
+    seconds: float
+    flaky: str | None  # "k/n reproduce" when attempts disagree
+    runs: list  # the journal records (journal.RunRecord), one per attempt
+
+    @property
+    def knobs(self) -> dict[str, str]:
+        return dict(self.variant.knobs)
+
+    @property
+    def reproduces(self) -> bool:
+        return self.verdict == REPRODUCES
+
+
+def combine(variant: Variant, runs: list) -> VariantResult:
+    verdicts = [r.verdict for r in runs]
+    testable = [v for v in verdicts if v != UNTESTABLE]
+    if not testable:
+        verdict: Verdict = UNTESTABLE
+    else:
+        counts = Counter(testable)
+        # Majority; a tie never counts as reproducing (a reducer must not chase a coin flip).
+        verdict = max(counts, key=lambda v: (counts[v], v != REPRODUCES))
+    flaky = None
+    if len(set(testable)) > 1:
+        flaky = f"{verdicts.count(REPRODUCES)}/{len(verdicts)} reproduce"
+    decisive = next((r for r in runs if r.verdict == verdict), runs[0])
+    seconds = sum(r.seconds for r in runs) / len(runs)
+    return VariantResult(variant, verdict, decisive.code, seconds, flaky, runs)
+
+
+class Observer(Protocol):
+    """Progress reporting hooks (the CLI's progress bar)."""
+
+    def planned(self, count: int) -> None: ...
+
+    def finished(self, record, cached: bool) -> None: ...
+
+
+@dataclass
+class Experiment:
+    """Runs variants through a backend, journaling each result as it finishes.
+
+    Within a session an identical variant (same key, same attempt) is never run twice; a resumed
+    session starts with the runs it had already finished.
+    """
+
+    journal: "Journal"  # noqa: F821 - forensics.experiments.journal.Journal
+    session: int
+    backend: Backend
+    expect: Expectation
+    timeout: float | None = None
+    repeat: int = 1
+    observer: Observer | None = None
+    _done: dict[tuple[str, int], object] = field(default_factory=dict)
+    _keys: dict[Variant, str] = field(default_factory=dict)
+    tested: set[str] = field(default_factory=set)  # distinct variants this strategy asked about
+
+    def __post_init__(self) -> None:
+        for record in self.journal.session_runs(self.session):
+            self._done[(record.key, record.attempt)] = record
+
+    def key(self, variant: Variant) -> str:
+        if variant not in self._keys:
+            self._keys[variant] = variant.key()
+        return self._keys[variant]
+
+    def run(self, variants: Iterable[Variant]) -> list[VariantResult]:
+        variants = list(variants)
+        todo: dict[tuple[str, int], RunSpec] = {}
+        for variant in variants:
+            key = self.key(variant)
+            self.tested.add(key)
+            for attempt in range(self.repeat):
+                if (key, attempt) in self._done or (key, attempt) in todo:
+                    continue
+                todo[(key, attempt)] = RunSpec(variant, self.expect, self.timeout, attempt)
+        if self.observer:
+            self.observer.planned(len(todo))
+        for spec, outcome in self.backend.run(list(todo.values())):
+            key = self.key(spec.variant)
+            record = self.journal.record(self.session, key, spec, outcome)
+            self._done[(key, spec.attempt)] = record
+            if self.observer:
+                self.observer.finished(record, cached=False)
+        results = []
+        for variant in variants:
+            key = self.key(variant)
+            results.append(combine(variant, [self._done[(key, a)] for a in range(self.repeat)]))
+        return results
