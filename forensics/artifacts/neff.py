@@ -90,7 +90,7 @@ NEWER_COMPILER_MASK = 0x7FFFFFFFF8000000  # bits the runtime reads as "NEFF from
 # ---------------------------------------------------------------- header, hash, payload stream
 
 
-def _read_header(path: Path) -> tuple[NeffHeader, int, str, list[str]]:
+def read_header(path: Path) -> tuple[NeffHeader, int, str, list[str]]:
     """The decoded header, the file size, the payload kind and warnings; InputError when not a NEFF."""
     try:
         size = path.stat().st_size
@@ -105,9 +105,7 @@ def _read_header(path: Path) -> tuple[NeffHeader, int, str, list[str]]:
     (pkg, header_size, data_size, major, minor, build, num_tpb, stored_hash, uuid, name, requested, per_node,
      features, lnc) = HEADER.unpack(head[:HEADER_SIZE])
     if header_size != HEADER_SIZE or pkg not in (1, 2):
-        raise InputError(
-            f"{path}: not a NEFF: header_size {header_size} and pkg_version {pkg} (a NEFF has 1024 and 1 or 2)"
-        )
+        raise InputError(f"{path}: not a NEFF: no 1024-byte header with pkg_version 1 or 2 at the start")
     available = size - HEADER_SIZE
     if data_size > available:
         raise InputError(
@@ -244,7 +242,7 @@ def unsafe_reason(member: tarfile.TarInfo) -> str | None:
 def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
     """Every fact a NEFF file gives away without running it. Raises InputError when it is not a readable NEFF."""
     path = Path(path)
-    header, size, kind, warnings = _read_header(path)
+    header, size, kind, warnings = read_header(path)
     algorithm, hash_ok, hash_order, hash_note = _check_hash(path, header)
     sizes: dict[str, int] = {}
     raw_json: dict[str, bytes] = {}
@@ -505,7 +503,7 @@ def _diff(a: Any, b: Any, key: str, changes: list[NeffChange]) -> None:
 def extract_neff(path: Path | str, dest: Path | str) -> Path:
     """Unpack the payload into dest (absent or empty). Every member is checked before anything is written."""
     path, dest = Path(path), Path(dest)
-    header, _, kind, _ = _read_header(path)
+    header, _, kind, _ = read_header(path)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise InputError(f"{dest}: refusing to extract into a folder that is not empty")
     with _payload(path, header, kind) as (_, stream):
