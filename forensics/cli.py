@@ -41,16 +41,23 @@ def _root(
 
 @app.command()
 def explain(
-    inputs: List[str] = typer.Argument(..., help="Log files, folders or '-' for standard input."),
-    format: str = typer.Option("text", "--format", "-f", help="text or json."),
+    inputs: List[str] = typer.Argument(..., help="Log files, folders (searched recursively) or '-' for standard input."),
+    format: List[str] = typer.Option(
+        ["text"], "--format", "-f", help="NAME[=FILE], repeatable: text, json, sarif, github, junit, gitlab, markdown. "
+        "Without FILE it goes to stdout."
+    ),
+    glob: str = typer.Option("*", "--glob", help="Which files to read inside folders, e.g. '*.log'."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when failures are diagnosed (advisory CI)."),
 ) -> None:
     """Explain what failed in a neuronx-cc / Neuron Runtime / torch-neuronx / NKI log."""
-    from forensics.diagnose import analyze_path
-    from forensics.render import render
+    from forensics.ci import analyze_inputs, exit_code, parse_formats, write_outputs
 
-    analyses = [analyze_path(i) for i in inputs]
-    sys.stdout.write(render(analyses, format, color=format == "text" and sys.stdout.isatty()))
-    raise typer.Exit(EXIT_DIAGNOSED if any(a.findings for a in analyses) else EXIT_CLEAN)
+    requests = parse_formats(format)
+    analyses, skipped = analyze_inputs(inputs, glob)
+    for reason in skipped:
+        sys.stderr.write(f"nforensics: skipped {reason}\n")
+    write_outputs(analyses, requests, sys.stdout)
+    raise typer.Exit(exit_code(analyses, exit_zero))
 
 
 @app.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -111,6 +118,96 @@ def env(format: str = typer.Option("text", "--format", "-f", help="text or json.
     if format not in ("text", "json"):
         raise InputError(f"unknown format {format!r}: use text or json")
     sys.stdout.write(render_probe(probe(), format, Redactor()))
+
+
+# ---------------------------------------------------------------- artifacts: NEFF files, compile cache, NKI source
+
+
+class _DefaultToShow(typer.core.TyperGroup):
+    """`nforensics neff FILE` means `neff show FILE`; `nforensics neff diff A B` stays a subcommand."""
+
+    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+neff_app = typer.Typer(cls=_DefaultToShow, no_args_is_help=True, help="Read NEFF files: `neff FILE`, `neff diff A B`.")
+app.add_typer(neff_app, name="neff")
+
+
+@neff_app.command("show")
+def neff_show(
+    file: Path = typer.Argument(..., help="The .neff file."),
+    format: str = typer.Option("text", "--format", "-f", help="text or json."),
+    device: Optional[str] = typer.Option(
+        None, "--device", help="Device meant to run it (trn1, inf2, trn2 or an instance type): flags a NEFF built for a newer NeuronCore."
+    ),
+    extract: Optional[Path] = typer.Option(
+        None, "--extract", help="Also unpack the payload into this new or empty folder (unsafe members are refused)."
+    ),
+) -> None:
+    """Header, hash, compiler, target, subgraphs, features, tables of a NEFF. Writes nothing unless --extract."""
+    from forensics.artifacts.neff import extract_neff, read_neff
+    from forensics.artifacts.tables import check_format, render_artifact
+
+    check_format(format)
+    report = read_neff(file, device=device)
+    if extract:
+        report.extracted_to = str(extract_neff(file, extract))
+    sys.stdout.write(render_artifact(report, format, color=sys.stdout.isatty()))
+
+
+@neff_app.command("diff")
+def neff_diff(
+    a: Path = typer.Argument(..., help="First .neff file."),
+    b: Path = typer.Argument(..., help="Second .neff file."),
+    format: str = typer.Option("text", "--format", "-f", help="text or json."),
+) -> None:
+    """What changed between two NEFFs: compiler, target, features, subgraphs, tables, sizes."""
+    from forensics.artifacts.neff import diff_neffs
+    from forensics.artifacts.tables import render_artifact
+
+    sys.stdout.write(render_artifact(diff_neffs(a, b), format, color=sys.stdout.isatty()))
+
+
+@app.command()
+def cache(
+    directory: Optional[Path] = typer.Argument(
+        None, help="Cache folder (default: NEURON_CC_FLAGS --cache_dir, NEURON_COMPILE_CACHE_URL, /var/tmp/neuron-compile-cache)."
+    ),
+    failed: bool = typer.Option(False, "--failed", help="Only failed entries, each with the explanation of its log."),
+    format: str = typer.Option("text", "--format", "-f", help="text or json."),
+) -> None:
+    """List compile-cache entries: compiler, MODULE, flags, state (done/failed/incomplete), size, age. Read-only."""
+    from forensics.artifacts.cache import cache_root, scan_cache
+    from forensics.artifacts.tables import check_format, render_artifact
+
+    check_format(format)
+    root, root_from = cache_root(directory)
+    report = scan_cache(root, root_from=root_from, failed_only=failed)
+    explanations = ""
+    if failed:
+        from forensics.diagnose import analyze_path
+        from forensics.render import render
+
+        for entry in report.entries:
+            if entry.log:
+                entry.diagnosis = analyze_path(entry.log)
+                explanations += render([entry.diagnosis], "text") if format == "text" else ""
+    sys.stdout.write(render_artifact(report, format, color=sys.stdout.isatty(), extra=explanations))
+
+
+@app.command()
+def nki(
+    file: Path = typer.Argument(..., help="Python source with @nki.jit kernels and/or the code calling them."),
+    format: str = typer.Option("text", "--format", "-f", help="text or json."),
+) -> None:
+    """Facts from NKI kernel source (Python ast, nothing imported): matmuls, buffers, grids, calls per graph."""
+    from forensics.artifacts.nki_source import read_nki_source
+    from forensics.artifacts.tables import render_artifact
+
+    sys.stdout.write(render_artifact(read_nki_source(file), format, color=sys.stdout.isatty()))
 
 
 # ---------------------------------------------------------------- experiments: confirm by re-running variants
