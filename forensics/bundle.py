@@ -79,12 +79,8 @@ def _read_text(path: str, what: str) -> str:
 
 
 def _journal_table(path: str) -> str:
-    try:
-        from forensics.experiments.journal import markdown_table
-    except ImportError:
-        raise InputError("--journal needs the experiment journal (forensics.experiments.journal), which this build lacks") from None
-    if not Path(path).is_file():
-        raise InputError(f"journal {path}: no such file")
+    from forensics.experiments.journal import markdown_table  # raises InputError for a missing journal
+
     return markdown_table(path)
 
 

@@ -59,10 +59,11 @@ TOP_HYPOTHESES = 3
 
 # The form asks "Inference or Training"; these say which one the failing job was.
 _INFERENCE_SIGNS = re.compile(
-    r"torch_neuronx\.trace|neuronx_distributed_inference|\bNxDI\b|\.generate\(|inference|\bvllm\b|trace\(", re.I
+    r"torch_neuronx\.trace|neuronx_distributed_inference|\bNxDI\b|\.generate\(|inference|\bvllm\b", re.I
 )
 _TRAINING_SIGNS = re.compile(
-    r"neuron_parallel_compile|\.backward\(|optimizer_step|optimizer\.step|\btrain(?:ing|er)?\b|train\.py|--model-type[= ]?cnn-training",
+    r"neuron_parallel_compile|\.backward\(|optimizer_step|optimizer\.step|\btrain(?:ing|er)?\b"
+    r"|\btrain\w*\.py\b|--model-type[= ]?cnn-training",
     re.I,
 )
 _MODEL_HINTS = re.compile(
@@ -109,7 +110,7 @@ def evidence_lines(analysis: Analysis) -> list[int]:
     """The input lines the findings point at (their evidence and their hypotheses' evidence)."""
     lines = {e.line for f in analysis.findings for e in f.evidence}
     lines |= {e.line for f in analysis.findings for h in f.hypotheses for e in h.evidence}
-    return sorted(line for line in lines if line > 0)
+    return sorted(line for line in lines if line)  # None: evidence from artifacts, not from a line
 
 
 def excerpt_window(analysis: Analysis) -> set[int]:
@@ -136,10 +137,9 @@ def scan_log(numbered_lines, analysis: Analysis) -> LogContext:
 def _note_hints(context: LogContext, number: int, text: str) -> None:
     if context.model is None and (m := _MODEL_HINTS.search(text)):
         context.model = next(g for g in m.groups() if g)
-    if len(context.inference_signs) < 3 and (m := _INFERENCE_SIGNS.search(text)):
-        context.inference_signs.append((number, m.group(0)))
-    if len(context.training_signs) < 3 and (m := _TRAINING_SIGNS.search(text)):
-        context.training_signs.append((number, m.group(0)))
+    for signs, pattern in ((context.inference_signs, _INFERENCE_SIGNS), (context.training_signs, _TRAINING_SIGNS)):
+        if len(signs) < 3 and (m := pattern.search(text)) and m.group(0) not in {t for _, t in signs}:
+            signs.append((number, m.group(0)))
 
 
 def primary_finding(analysis: Analysis) -> Finding | None:
@@ -161,6 +161,10 @@ def _title(finding: Finding | None) -> str:
     return f"[Bug] {code}{finding.title}"
 
 
+def _first_line(finding: Finding) -> int | None:
+    return next((e.line for e in finding.evidence if e.line), None)
+
+
 def _stage(finding: Finding) -> str:
     details = [f"{k} {code_span(str(v))}" for k, v in finding.fields.items() if k in ("stage", "pass", "phase", "api")]
     return finding.component + (f" ({', '.join(details)})" if details else "")
@@ -175,7 +179,7 @@ def _description(report: ReportInput, finding: Finding | None) -> str:
         ]
         return "\n".join(out)
     out = [finding.summary, ""]
-    where = f", line {finding.evidence[0].line}" if finding.evidence else ""
+    where = f", line {_first_line(finding)}" if _first_line(finding) else ""
     code = f"{code_span(finding.code)}, " if finding.code else ""
     out.append(f"**Error** ({code}{finding.component}{where}):")
     out.append("")
@@ -187,11 +191,11 @@ def _description(report: ReportInput, finding: Finding | None) -> str:
         out.append(f"**Target:** {code_span(target)}")
     if finding.meaning:
         out += ["", f"**What it means:** {finding.meaning}"]
-    others = [f for f in analysis.findings if f is not finding]
+    others = [f for f in analysis.findings if f.signature != finding.signature]
     if others:
         out += ["", "**Other failures in the same log:**", ""]
         for other in others:
-            line = f" (line {other.evidence[0].line})" if other.evidence else ""
+            line = f" (line {_first_line(other)})" if _first_line(other) else ""
             code = f"{code_span(other.code)} " if other.code else ""
             out.append(f"- {code}{other.title}{line}")
     return "\n".join(out)
@@ -228,7 +232,7 @@ def _instance_type(report: ReportInput) -> str:
         return f"{report.probe.instance_type} (probed on the failing machine)"
     if env.target:
         return f"Not stated in the log; compile target {code_span(env.target)}. Please add the EC2 instance type."
-    return "Not stated in the log; please add the EC2 instance type (e.g. trn2.48xlarge)."
+    return "Not stated in the log; please add the EC2 instance type."  # no example: it would set a label
 
 
 def _packages(report: ReportInput) -> tuple[dict[str, str], dict[str, str]]:
@@ -304,12 +308,21 @@ def _reproduction(report: ReportInput) -> str:
 def _workaround_tokens(workaround: Workaround) -> tuple[list[str], list[tuple[str, str]]]:
     code = workaround.code or ""
     flags = [f for f in _FLAG.findall(code) if not f.startswith("--target")]
-    assignments = [(name, value.strip("'\"")) for name, value in _ASSIGNMENT.findall(code)]
+    # `export NEURON_CC_FLAGS="$NEURON_CC_FLAGS --lnc=1"`: the flag is what counts, not the old value.
+    assignments = [
+        (name, " ".join(t for t in value.strip("'\"").split() if not t.startswith("$")))
+        for name, value in _ASSIGNMENT.findall(code)
+    ]
     return flags, assignments
 
 
 def already_applied(workaround: Workaround, environment: Environment) -> bool:
-    """True when the log shows every flag and variable the workaround sets (so it did not help)."""
+    """True when the workaround is a shell setting (flags, variables) the failing run already had.
+
+    Code in other languages (Python edits, model changes) cannot be checked against a log: never "tried".
+    """
+    if (workaround.language or "shell") not in ("shell", "bash", "sh", "console"):
+        return False
     flags, assignments = _workaround_tokens(workaround)
     if not flags and not assignments:
         return False
@@ -334,7 +347,8 @@ def _solution(report: ReportInput, finding: Finding | None) -> str:
             out.append(f"{rank}. **{hypothesis.title}** (score {hypothesis.score:g}){explanation}")
             for e in hypothesis.evidence:
                 note = f" ({e.note})" if e.note else ""
-                out.append(f"   - line {e.line}: {code_span(e.text.strip())}{note}")
+                where = f"line {e.line}" if e.line else "artifact"
+                out.append(f"   - {where}: {code_span(e.text.strip())}{note}")
             if hypothesis.check and not hypothesis.evidence:
                 out.append(f"   - to check: {hypothesis.check}")
     if finding.fixed_in:
@@ -352,7 +366,7 @@ def _solution(report: ReportInput, finding: Finding | None) -> str:
                 out += ["", *("  " + line for line in code_block(workaround.code, workaround.language).split("\n"))]
     if tried:
         out += ["", "**Already tried** (the failing run already had these set, and it still failed):", ""]
-        out += [f"- {w.title} ({code_span(w.code or '')})" for w in tried]
+        out += [f"- {w.title}: {code_span(' '.join((w.code or '').split()))}" for w in tried]
     return "\n".join(out).strip()
 
 
@@ -360,7 +374,7 @@ def _excerpt(report: ReportInput) -> str:
     analysis = report.analysis
     lines = report.log.lines
     if not lines:  # no log text at hand (e.g. a JSON analysis): the evidence lines themselves
-        lines = {e.line: e.text for f in analysis.findings for e in f.evidence}
+        lines = {e.line: e.text for f in analysis.findings for e in f.evidence if e.line}
     if not lines:
         return ""
     width = len(str(max(lines)))

@@ -1,0 +1,310 @@
+"""`nforensics report`: the aws-neuron-sdk bug form filled from a log, its prefilled URL, the bundle.
+
+Runs the CLI in-process (argv in, stdout/stderr/exit code/files out). The logs are synthetic, written
+here or in test_redact.py (PLANTED_LOG, every secret kind), plus the seed sample logs in sample_logs/
+whose reports are compared with tests/golden/ (regenerate with NFORENSICS_UPDATE_GOLDEN=1 after a
+deliberate change, and review the diff).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import sqlite3
+import sys
+import tarfile
+from pathlib import Path
+from types import SimpleNamespace
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from forensics.cli import main
+from forensics.records import Environment, Workaround
+from forensics.render.report import FIELDS, LEGACY_FIELDS, URL_LIMIT, already_applied
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_redact import PLANTED_LOG, SECRETS, all_secrets, assert_no_secret  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = Path(__file__).resolve().parent / "golden"
+SEEDS = sorted((ROOT / "sample_logs").glob("seed*.log"))
+
+ERROR_LINES = """\
+[INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers to have name
+LocalSendRecv-0_476_sr_cb_begin, but core barrier 6 in subgraph 0
+on core 1 has name LocalSendRecv-0_176_sr_cb_begin
+"""
+
+
+def nforensics(monkeypatch, capsys, *args: str, stdin: str | None = None) -> SimpleNamespace:
+    monkeypatch.setattr(sys, "argv", ["nforensics", *args])
+    if stdin is not None:
+        import io
+
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    out, err = capsys.readouterr()
+    return SimpleNamespace(code=exit_info.value.code, out=out, err=err)
+
+
+def headings(markdown: str) -> list[str]:
+    return re.findall(r"^### (.+)$", markdown, re.M)
+
+
+@pytest.fixture
+def planted(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.log").write_text(PLANTED_LOG)
+    (tmp_path / "repro.py").write_text(f"# run as /home/alice with {SECRETS['aws-access-key-id'][0]}\nimport torch\n")
+    (tmp_path / "model.hlo").write_text('HloModule m\n  %p = f32[2,2048] parameter(0), metadata={source_file="/home/alice/m.py"}\n')
+    return tmp_path
+
+
+# ------------------------------------------------------------------ no secret leaves
+
+def test_planted_secrets_reach_no_report_url_or_bundle_file(planted, monkeypatch, capsys):
+    result = nforensics(
+        monkeypatch, capsys, "report", "job.log", "--repro", "repro.py", "--bundle", "share",
+        "--hlo", "model.hlo", "--url", "-o", "report.md",
+    )
+    assert result.code == 0, result.err
+    report = (planted / "report.md").read_text()
+    assert_no_secret(report, "report.md")
+    assert "[redacted:" in report and "Redacted before sharing" in report.splitlines()[-1]
+    # The URL printed (here the short one: the full report is over 8 KB) and every value in it.
+    url = result.out.strip()
+    assert url.startswith("https://github.com/aws-neuron/aws-neuron-sdk/issues/new?template=bug-report.yml")
+    query = parse_qs(urlsplit(url).query)
+    assert_no_secret(" ".join(v for values in query.values() for v in values), "URL")
+    assert "report.md" in result.err and "8 KB" in result.err
+    # Every file of the folder and of the archive beside it.
+    folder, archive = planted / "share", planted / "share.tar.gz"
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted(["MANIFEST.md", "report.md", "env.json", "flags.txt", "job.log", "repro.py", "model.hlo"])
+    for path in folder.iterdir():
+        assert_no_secret(path.read_text(), f"bundle file {path.name}")
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.isfile()]
+        assert sorted(Path(m.name).name for m in members) == names
+        for member in members:
+            assert_no_secret(tar.extractfile(member).read().decode(), f"archive member {member.name}")
+    # One redactor for everything: the log and the report use the same placeholder for the same host.
+    host = re.search(r"Nodename: (\[redacted:hostname-\d+\])", report).group(1)
+    assert f"Nodename: {host}" in (folder / "job.log").read_text()
+
+
+def test_full_prefilled_url_carries_every_field_and_no_secret(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    secret_lines = (
+        f"export NEURON_COMPILE_CACHE_URL=s3://{SECRETS['s3-bucket'][0]}/cache\n"
+        f"ubuntu@{SECRETS['hostname'][0]}:~$ AWS_SECRET_ACCESS_KEY={SECRETS['aws-secret-key'][0]} python /home/alice/run.py\n"
+    )
+    (tmp_path / "short.log").write_text(secret_lines + ERROR_LINES)
+    result = nforensics(monkeypatch, capsys, "report", "short.log", "--url", "--instance", "trn2.48xlarge")
+    assert result.code == 0 and result.err == ""
+    url = result.out.strip()
+    assert len(url) <= URL_LIMIT
+    query = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+    assert query["template"] == "bug-report.yml" and query["title"].startswith("[Bug] NCC_IXLV002")
+    assert set(query) == {"template", "title"} | {i for i, _ in FIELDS if i != "regression"}
+    assert query["instancetype"] == "trn2.48xlarge"
+    assert "LocalSendRecv-0_476_sr_cb_begin" in query["description"]
+    assert_no_secret(" ".join(query.values()), "full URL")
+
+
+def test_no_redact_keeps_secrets_and_says_so(planted, monkeypatch, capsys):
+    result = nforensics(monkeypatch, capsys, "report", "job.log", "--no-redact")
+    assert result.code == 0
+    assert "/tmp/bob/neuroncc_compile_workdir" in result.out
+    assert "Redaction was turned off (--no-redact)" in result.out
+
+
+# ------------------------------------------------------------------ the form's shape and words
+
+def test_markdown_follows_the_form_ids_and_labels_in_order(tmp_path, monkeypatch, capsys):
+    (tmp_path / "e.log").write_text(ERROR_LINES)
+    result = nforensics(monkeypatch, capsys, "report", str(tmp_path / "e.log"))
+    assert result.code == 0
+    assert result.out.startswith("# [Bug] NCC_IXLV002: ")
+    assert headings(result.out) == [label for _, label in FIELDS]
+    assert re.findall(r"<!-- form field id: (\S+) -->", result.out) == [i for i, _ in FIELDS]
+    assert "- [ ] Select this option if this issue appears to be a regression." in result.out
+    assert "```text\n1 | [INTERNAL_ERROR] [NCC_IXLV002]" in result.out  # numbered excerpt
+
+
+def test_json_has_every_field_id_of_both_form_versions(tmp_path, monkeypatch, capsys):
+    (tmp_path / "e.log").write_text("neuronx-cc 2.23.6484.0+3b612583\ntorch 2.9.0\n" + ERROR_LINES)
+    result = nforensics(monkeypatch, capsys, "report", str(tmp_path / "e.log"), "--format", "json")
+    payload = json.loads(result.out)
+    assert list(payload["fields"]) == [i for i, _ in FIELDS + LEGACY_FIELDS]
+    assert payload["template"] == "bug-report.yml" and payload["repository"] == "aws-neuron/aws-neuron-sdk"
+    assert payload["fields"]["neuronx-cc-version"] == "NeuronX Compiler version 2.23.6484.0+3b612583"
+    assert "torch 2.9.0" in payload["fields"]["frameworks-used"]
+    assert "neuronx-cc 2.23.6484.0+3b612583" in payload["fields"]["release"]
+
+
+# The repository's auto-label workflow (aws-neuron-sdk .github/workflows/auto-label-issues.yml) matches
+# lower-cased substrings and a few regexes. This is a reduced test double of its use-case and hardware rules.
+_USE_CASE_WORDS = {
+    "Inference": ("infer", "predict", "serve", "endpoint", "deploy", "real-time", "realtime"),
+    "Training": ("train", "learn", "loss", "gradient", "backward", "backprop", "epoch", "checkpoint", "fine-tun"),
+}
+_HARDWARE = {"Trn1": r"trn1|trainium(?!\s*2)", "Trn2": r"trn2|trainium\s*2", "Inf1": r"inf1", "Inf2": r"inf2"}
+
+
+def auto_labels(text: str) -> set[str]:
+    lower = text.lower()
+    labels = {label for label, words in _USE_CASE_WORDS.items() if any(w in lower for w in words)}
+    return labels | {label for label, rx in _HARDWARE.items() if re.search(rx, lower)}
+
+
+def test_workload_and_instance_words_drive_the_repository_labels(tmp_path, monkeypatch, capsys):
+    log = "model = torch_neuronx.trace(model, example)\n" + ERROR_LINES
+    (tmp_path / "e.log").write_text(log)
+    result = nforensics(monkeypatch, capsys, "report", str(tmp_path / "e.log"), "--instance", "trn2.48xlarge", "-f", "json")
+    fields = json.loads(result.out)["fields"]
+    assert fields["workloadtype"].startswith("Inference")
+    assert auto_labels(fields["workloadtype"] + fields["instancetype"]) == {"Inference", "Trn2"}
+    assert {"Inference", "Trn2"} <= auto_labels(json.dumps(fields))
+
+
+def test_own_wording_triggers_no_use_case_label(tmp_path, monkeypatch, capsys):
+    """A log with nothing recognisable: every word in the report is ours, so no label may fire by accident."""
+    (tmp_path / "quiet.log").write_text("hello\n")
+    result = nforensics(monkeypatch, capsys, "report", str(tmp_path / "quiet.log"))
+    assert result.code == 0
+    assert auto_labels(result.out.replace("quiet.log", "")) == set()
+
+
+def test_training_signs_win_for_a_training_script(tmp_path, monkeypatch, capsys):
+    (tmp_path / "e.log").write_text("$ python train_resnet.py\nloss.backward()\n" + ERROR_LINES)
+    fields = json.loads(nforensics(monkeypatch, capsys, "report", str(tmp_path / "e.log"), "-f", "json").out)["fields"]
+    assert fields["workloadtype"].startswith("Training")
+
+
+# ------------------------------------------------------------------ reproducer, workarounds, journal
+
+def test_small_reproducer_is_embedded_and_a_large_one_referenced(tmp_path, monkeypatch, capsys):
+    (tmp_path / "e.log").write_text(ERROR_LINES)
+    (tmp_path / "small.py").write_text("import torch\nprint('repro')\n")
+    (tmp_path / "large.py").write_text("x = 1  # padding\n" * 2000)
+    small = nforensics(monkeypatch, capsys, "report", str(tmp_path / "e.log"), "--repro", str(tmp_path / "small.py"))
+    assert "```python\nimport torch\nprint('repro')\n```" in small.out
+    large = nforensics(monkeypatch, capsys, "report", str(tmp_path / "e.log"), "--repro", str(tmp_path / "large.py"))
+    assert "`large.py` (2001 lines" in large.out and "attached" in large.out
+    assert "padding" not in large.out
+
+
+def test_a_shell_workaround_the_log_already_applied_is_listed_as_tried():
+    env = Environment(compiler_flags=["--target=trn2", "-O1"], env_vars={"NEURON_CC_FLAGS": "--lnc=1 -O1"})
+    lnc = Workaround(title="LNC=1", code='export NEURON_CC_FLAGS="$NEURON_CC_FLAGS --lnc=1"', language="shell")
+    o2 = Workaround(title="O2", code='export NEURON_CC_FLAGS="-O2"', language="shell")
+    python = Workaround(title="py", code='os.environ["NEURON_CC_FLAGS"] = "-O1"', language="python")
+    assert already_applied(lnc, env)
+    assert not already_applied(o2, env)
+    assert not already_applied(python, env)  # Python edits cannot be checked against a log
+
+
+def test_workarounds_already_in_the_failing_run_are_reported_as_tried(tmp_path, monkeypatch, capsys):
+    (tmp_path / "e.log").write_text('export NEURON_CC_FLAGS="--lnc=1"\n' + ERROR_LINES)
+    result = nforensics(monkeypatch, capsys, "report", str(tmp_path / "e.log"))
+    solution = result.out.split("### Possible Solution", 1)[1].split("### ", 1)[0]
+    if "--lnc=1" not in solution:
+        pytest.skip("the NCC_IXLV002 signature no longer suggests --lnc=1")
+    assert "**Already tried**" in solution
+    tried = solution.split("**Already tried**", 1)[1]
+    assert "--lnc=1" in tried
+
+
+def test_journal_table_goes_under_reproduction_steps(tmp_path, monkeypatch, capsys):
+    from forensics.experiments.journal import Journal
+
+    journal = Journal(tmp_path / "runs.sqlite")
+    session = journal.open_session("sweep", "NCC_IXLV002", {"knob": ["-O1", "-O2"]}, resume=False)
+    variant = SimpleNamespace(knobs={"opt": "-O1"}, argv=["neuronx-cc", "compile", "-O1"], env={}, unset_env=[])
+    outcome = SimpleNamespace(verdict="REPRODUCES", code="NCC_IXLV002", exit_code=70, seconds=1.5, note="",
+                              stdout="", stderr="")  # fmt: skip
+    journal.record(session, "k1", SimpleNamespace(variant=variant, attempt=1), outcome)
+    journal.close()
+    (tmp_path / "e.log").write_text(ERROR_LINES)
+    result = nforensics(monkeypatch, capsys, "report", str(tmp_path / "e.log"), "--journal", str(tmp_path / "runs.sqlite"))
+    reproduction = result.out.split("### Reproduction Steps", 1)[1].split("### ", 1)[0]
+    assert "REPRODUCES" in reproduction and "| " in reproduction
+
+
+# ------------------------------------------------------------------ bundle
+
+def test_bundle_manifest_says_what_each_file_reveals(planted, monkeypatch, capsys):
+    (planted / "model.pb").write_bytes(b"\x0a\x04main\x12\x1a/home/alice/proj/model.py\x00\x01")
+    result = nforensics(monkeypatch, capsys, "report", "job.log", "--bundle", "b", "--hlo", "model.pb")
+    assert result.code == 0, result.err
+    manifest = (planted / "b" / "MANIFEST.md").read_text()
+    for name in ("report.md", "env.json", "job.log", "model.pb", "flags.txt"):
+        assert f"`{name}`" in manifest
+    assert "model structure" in manifest and "weights are never included" in manifest.lower()
+    hlo = (planted / "b" / "model.pb").read_bytes()
+    assert len(hlo) == len((planted / "model.pb").read_bytes()) and b"alice" not in hlo
+    env = json.loads((planted / "b" / "env.json").read_text())
+    assert env["this_machine"] is None and "neuronx-cc" in env["from_log"]["packages"]
+    assert result.out.startswith("# [Bug]")  # the report still goes to stdout
+
+
+def test_bundle_refuses_a_folder_that_is_not_empty(planted, monkeypatch, capsys):
+    (planted / "busy").mkdir()
+    (planted / "busy" / "keep.txt").write_text("mine")
+    result = nforensics(monkeypatch, capsys, "report", "job.log", "--bundle", "busy")
+    assert result.code == 2 and result.err.startswith("nforensics: bundle folder busy already exists")
+    assert (planted / "busy" / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["missing.log"], "missing.log: no such file"),
+        (["job.log", "--hlo", "model.hlo"], "--hlo goes into a bundle"),
+        (["job.log", "--format", "yaml"], "unknown report format"),
+        (["job.log", "--repro", "nope.py"], "reproducer nope.py: no such file"),
+        (["job.log", "--journal", "nope.sqlite"], "nope.sqlite"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(planted, monkeypatch, capsys, args, message):
+    result = nforensics(monkeypatch, capsys, "report", *args)
+    assert result.code == 2
+    assert result.err.count("\n") == 1 and message in result.err and "Traceback" not in result.err
+
+
+def test_report_reads_standard_input(monkeypatch, capsys):
+    result = nforensics(monkeypatch, capsys, "report", "-", stdin=ERROR_LINES)
+    assert result.code == 0 and "NCC_IXLV002" in result.out and "`<stdin>`" in result.out
+
+
+# ------------------------------------------------------------------ golden report per seed
+
+@pytest.mark.parametrize("seed", SEEDS, ids=lambda p: p.stem)
+def test_seed_report_matches_golden(seed, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    result = nforensics(monkeypatch, capsys, "report", f"sample_logs/{seed.name}")
+    assert result.code == 0, result.err
+    assert headings(result.out) == [label for _, label in FIELDS]
+    golden = GOLDEN / f"{seed.stem}.md"
+    if os.environ.get("NFORENSICS_UPDATE_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(result.out)
+    assert golden.exists(), f"no golden report {golden.name}: run with NFORENSICS_UPDATE_GOLDEN=1"
+    expected = golden.read_text()
+    diff = "".join(difflib.unified_diff(expected.splitlines(True), result.out.splitlines(True), "golden", "now", n=1))
+    assert result.out == expected, f"report changed (NFORENSICS_UPDATE_GOLDEN=1 to accept):\n{diff[:4000]}"
+
+
+def test_every_seed_has_a_golden_report():
+    if not SEEDS:
+        pytest.skip("no seed sample logs in sample_logs/")
+    assert sorted(p.stem for p in GOLDEN.glob("seed*.md")) == [p.stem for p in SEEDS]
+
+
+def test_all_secrets_helper_covers_every_kind():
+    assert len(all_secrets()) >= len(SECRETS)
