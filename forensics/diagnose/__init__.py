@@ -58,7 +58,7 @@ def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts
 
 def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, facts: Facts) -> Analysis:
     claims = match(kb, log, retained)
-    findings = _merge([_finding(claim, log, retained, facts) for claim in claims])
+    findings = [_finding(group, log, retained, facts) for group in _by_signature(claims)]
     findings += generic_findings(log, retained, claims, has_specific=bool(findings))
     findings.sort(key=_rank)
     return Analysis(source=log.source, findings=findings, environment=log.environment,
@@ -93,10 +93,25 @@ def _evidence_lines(claim: Claim, retained: list[SourceLine]) -> list[Evidence]:
     return [Evidence(line=line.line, text=line.text) for line in retained if claim.line <= line.line <= claim.end_line]
 
 
-def _finding(claim: Claim, log: ParsedLog, retained: list[SourceLine], facts: Facts) -> Finding:
-    signature = claim.signature
-    fields = _fields(signature, claim, retained)
-    evidence = _evidence_lines(claim, retained) or [Evidence(line=claim.line, text=claim.message)]
+def _by_signature(claims: list[Claim]) -> list[list[Claim]]:
+    """One finding per signature and input: its claims in order, the primary one first (the coded
+    diagnostic if there is one, else the earliest line), the rest adding evidence and missing fields."""
+    groups: dict[str, list[Claim]] = {}
+    for claim in claims:
+        groups.setdefault(claim.signature.id, []).append(claim)
+    return [sorted(group, key=lambda c: (c.diagnostic is None, c.line)) for group in groups.values()]
+
+
+def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], facts: Facts) -> Finding:
+    claim, signature = claims[0], claims[0].signature
+    fields: dict[str, object] = {}
+    evidence: list[Evidence] = []
+    for each in claims:
+        fields = _fields(signature, each, retained) | fields  # the primary claim's values win
+        seen = {e.line for e in evidence}
+        evidence += [e for e in _evidence_lines(each, retained) or [Evidence(line=each.line, text=each.message)]
+                     if e.line not in seen]
+    evidence.sort(key=lambda e: e.line or 0)
     compiler_pass = fields.get("pass_name") if isinstance(fields.get("pass_name"), str) else None
     summary = claim.message.strip() or signature.summary
     finding = Finding(
@@ -119,18 +134,6 @@ def _finding(claim: Claim, log: ParsedLog, retained: list[SourceLine], facts: Fa
     finding.hypotheses = rank_hypotheses(signature.hypotheses, finding, log.environment, retained, facts)
     return finding
 
-
-def _merge(findings: list[Finding]) -> list[Finding]:
-    """One finding per (signature, fingerprint): repeats of the same failure add evidence, not findings."""
-    merged: dict[tuple[str, str], Finding] = {}
-    for finding in findings:
-        key = (finding.signature, finding.fingerprint)
-        if key in merged:
-            known = {e.line for e in merged[key].evidence}
-            merged[key].evidence.extend(e for e in finding.evidence if e.line not in known)
-        else:
-            merged[key] = finding
-    return list(merged.values())
 
 
 __all__ = ["analyze_path", "analyze_text", "analyze_lines", "diagnose", "Environment"]

@@ -14,7 +14,9 @@ from forensics.knowledge import KnowledgeBase
 from forensics.knowledge.schema import Signature
 from forensics.records import Diagnostic, ParsedLog, SourceLine
 
-BLOCK_LINES = 8  # a line-anchored message reads on through this many following retained lines
+BLOCK_LINES = 6  # a line-anchored message reads on through at most this many wrapped lines
+# A line that starts a record of its own (timestamp, traceback, exception, prompt) is not a wrapped part.
+_RECORD_START = re.compile(r"^\s*(?:\d{4}-|\d\d/\d\d/|Traceback|File |[\w.]*(?:Error|Exception)\b|\$ |\[[A-Z_]+\])")
 
 
 @dataclass
@@ -45,7 +47,8 @@ def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
 def _block(retained: list[SourceLine], index: int) -> tuple[int, str]:
     """The end line and text of the message starting at retained[index]: it and the lines right after it."""
     end = index
-    while end + 1 < len(retained) and end - index < BLOCK_LINES and retained[end + 1].line == retained[end].line + 1:
+    while (end + 1 < len(retained) and end - index < BLOCK_LINES
+           and retained[end + 1].line == retained[end].line + 1 and not _RECORD_START.match(retained[end + 1].text)):
         end += 1
     return retained[end].line, " ".join(line.text.strip() for line in retained[index:end + 1])
 

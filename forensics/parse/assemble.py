@@ -153,7 +153,7 @@ class _Assembler:
                     return True
             level = parts.get("LEVEL")
             self._event(number, "compiler", level, parts.get("COMPONENT"), parts.get("PID"), text, parts)
-            return self._message(number, text, producer="compiler", level=level, component=parts.get("COMPONENT"), continues=True)
+            return self._message(number, text, producer="compiler", level=level, component=parts.get("COMPONENT"))
         if shape in ("ice_border", "ice_title", "ice_field", "bir_header", "bir_field", "sg_error"):
             self._compiler_block_line(number, shape, parts)
             return True
@@ -183,7 +183,7 @@ class _Assembler:
     # ------------------------------------------------------------------ messages and shapes inside them
 
     def _message(self, number: int, text: str, *, producer: str | None, level: str | None,
-                 component: str | None, continues: bool = False) -> bool:
+                 component: str | None) -> bool:
         """Search a message for coded diagnostics, statuses, settings and commands."""
         found = False
         tree = parse("messages", text, "diagnostic") if "[" in text else None
@@ -198,7 +198,8 @@ class _Assembler:
                 self._close_blocks()
                 self.open_diagnostic = diagnostic
                 found = True
-        elif self.open_diagnostic and (continues or producer is None) and not level_is_noise(level):
+        elif self.open_diagnostic and producer is None:
+            # Coded messages wrap onto unprefixed lines; a new producer line starts a new message.
             found = self._continue_diagnostic(number, text)
         found |= self._statuses(number, text)
         found |= self._settings(number, text)
@@ -474,10 +475,6 @@ _FAILURE_WORDS = re.compile(
     r"(?i)\b(?:error|fail(?:ed|ure)?|fatal|critical|exception|assert(?:ion)?|abort(?:ed)?|killed|timeout|"
     r"not supported|unsupported|out-of-bound|cannot|could not|not available|not initialized|incompatible|unexpected)\b"
 )
-
-
-def level_is_noise(level: str | None) -> bool:
-    return (level or "").upper() in ("INFO", "DEBUG", "TRACE")
 
 
 def _looks_like_failure(text: str) -> bool:
