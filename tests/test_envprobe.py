@@ -50,7 +50,7 @@ def bare_machine(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.setattr(envprobe, "NEURON_BIN_DIRS", (str(tmp_path / "opt-aws-neuron-bin"),))
     monkeypatch.setattr(envprobe, "DMI_DIR", tmp_path / "no-dmi")
-    monkeypatch.setattr(envprobe.metadata, "distributions", lambda: [])
+    monkeypatch.setattr(envprobe, "metadata", SimpleNamespace(distributions=lambda: []))  # only the probe sees it
     for name in [n for n in __import__("os").environ if envprobe.ENV_FILTER.match(n)]:
         monkeypatch.delenv(name)
     return tmp_path
@@ -78,7 +78,7 @@ def neuron_machine(tmp_path, monkeypatch):
         SimpleNamespace(metadata={"Name": "transformers"}, version="4.57.6"),
         SimpleNamespace(metadata={"Name": "requests"}, version="2.32.0"),
     ]
-    monkeypatch.setattr(envprobe.metadata, "distributions", lambda: dists)
+    monkeypatch.setattr(envprobe, "metadata", SimpleNamespace(distributions=lambda: dists))  # only the probe sees it
     monkeypatch.setenv("NEURON_CC_FLAGS", "--lnc=1")
     monkeypatch.setenv("NEURON_COMPILE_CACHE_URL", "s3://acme-private-models/cache")
     monkeypatch.setenv("XLA_USE_BF16", "1")
@@ -153,7 +153,7 @@ def test_a_probe_that_raises_unexpectedly_is_contained(bare_machine, monkeypatch
 
 def test_pypi_placeholder_wheels_do_not_count_as_neuron_software(bare_machine, monkeypatch, capsys):
     dists = [SimpleNamespace(metadata={"Name": "neuronx-cc"}, version="1.0.post1")]
-    monkeypatch.setattr(envprobe.metadata, "distributions", lambda: dists)
+    monkeypatch.setattr(envprobe, "metadata", SimpleNamespace(distributions=lambda: dists))  # only the probe sees it
     result = nforensics_env(monkeypatch, capsys)
     assert "Neuron software: none found" in result.out
     assert "neuronx-cc 1.0.post1  (PyPI placeholder, not the real package)" in result.out
@@ -174,7 +174,9 @@ def test_report_env_here_adds_the_machine(neuron_machine, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["nforensics", "report", str(log), "--env-here", "-f", "json"])
     with pytest.raises(SystemExit):
         main()
-    fields = json.loads(capsys.readouterr().out)["fields"]
+    out, err = capsys.readouterr()
+    assert err == ""
+    fields = json.loads(out)["fields"]
     assert fields["instancetype"] == "trn1.32xlarge (probed on the failing machine)"
     assert "aws-neuronx-runtime-lib 2.21.41.0-fb1705f5f" in fields["release"]
     assert fields["neuronx-cc-version"] == "NeuronX Compiler version 2.23.6484.0+3b612583"
