@@ -135,14 +135,14 @@ def _value(value: object) -> str:
 
 def _cache(report: CacheReport) -> list[RenderableType]:
     counts = ", ".join(f"{n} {state}" for state, n in sorted(report.counts.items())) or "no entries"
-    table = _table(f"Compile cache {report.root} (from {report.root_from}): {counts}, {_size(report.total_bytes)}",
-                   "module", "compiler", "state", "flags", "size", "age", "NEFF / error")
+    heading = Text(f"Compile cache {report.root} (from {report.root_from})\n{counts}, {_size(report.total_bytes)}", style="bold")
+    table = _table("", "module", "compiler", "state", "flags", "size", "age", "NEFF / error")
     for e in report.entries:
         detail = e.error or (f"lnc {e.neff_lnc_size}, features {e.neff_feature_bits}" if e.neff_lnc_size is not None else "-")
         style = {"failed": "red", "incomplete": "yellow"}.get(e.state, "")
         table.add_row(e.module, e.compiler_version, Text(e.state, style=style), " ".join(e.flags or []) or "-",
                       _size(e.size_bytes), _age(e.age_seconds), detail)
-    parts: list[RenderableType] = [table]
+    parts: list[RenderableType] = [heading, table]
     if report.ignored:
         parts.append(Text(f"ignored (not cache folders): {', '.join(report.ignored)}", style="dim"))
     return parts
