@@ -25,6 +25,7 @@ from forensics.render.report import (
     REPRO_EMBED_BYTES,
     URL_LIMIT,
     IssueForm,
+    PrefilledUrl,
     ReportInput,
     build_form,
     prefill_url,
@@ -57,8 +58,7 @@ class Report:
     form: IssueForm
     text: str  # the report in the requested format
     markdown: str
-    url: str | None = None
-    url_length: int = 0
+    url: PrefilledUrl | None = None
     bundle_dir: Path | None = None
     archive: Path | None = None
     files: list[str] = field(default_factory=list)
@@ -142,21 +142,21 @@ def make_report(options: ReportOptions) -> Report:
     markdown = render_markdown(form)
     report = Report(form=form, text=markdown, markdown=markdown)
     if options.url:
-        report.url, report.url_length = prefill_url(form)
+        report.url = prefill_url(form)
     if options.format == "json":
-        report.text = render_json(form, report.url)
+        report.text = render_json(form, report.url.url if report.url else None)
     if options.bundle:
         _write_bundle(Path(options.bundle), options, log, report_input, report, redactor)
     return report
 
 
 def write_report_file(report: Report, output: str | None, log_spec: str) -> list[str]:
-    """Write the report to `output` when asked, and when a `--url` overflowed (the URL then points at a
-    Markdown file, so one must exist). Returns the notes to show the user."""
+    """Write the report to `output` when asked, and when a `--url` had to leave fields out (they then
+    point at a Markdown file, so one must exist). Returns the notes to show the user."""
     notes: list[str] = []
     if output:
         _write(Path(output), report.text)
-    if report.url is None or report.url_length <= URL_LIMIT:
+    if report.url is None or not report.url.left_out:
         return notes
     markdown_file = Path(output) if output and report.text == report.markdown else None
     if markdown_file is None and report.bundle_dir is not None:
@@ -166,8 +166,8 @@ def write_report_file(report: Report, output: str | None, log_spec: str) -> list
         markdown_file = Path(f"{stem}-report.md")
         _write(markdown_file, report.markdown)
     notes.append(
-        f"the full prefilled URL would be {report.url_length / 1024:.1f} KB, over GitHub's limit of about"
-        f" {URL_LIMIT // 1024} KB; the URL fills the title and short fields only: paste the rest from {markdown_file}"
+        f"the full prefilled URL would be {report.url.full_length / 1024:.1f} KB, over GitHub's limit of about"
+        f" {URL_LIMIT // 1024} KB: it leaves out {', '.join(report.url.left_out)}; paste those from {markdown_file}"
     )
     return notes
 

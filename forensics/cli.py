@@ -105,7 +105,7 @@ def report(
     if output is None and not (url and format == "markdown"):
         sys.stdout.write(result.text)
     if url and format == "markdown":
-        sys.stdout.write(result.url + "\n")
+        sys.stdout.write(result.url.url + "\n")
 
 
 @app.command()

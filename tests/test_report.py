@@ -23,7 +23,7 @@ import pytest
 
 from forensics.cli import main
 from forensics.records import Environment, Workaround
-from forensics.render.report import FIELDS, LEGACY_FIELDS, URL_LIMIT, already_applied
+from forensics.render.report import FIELDS, LEGACY_FIELDS, URL_LIMIT, URL_POINTER, already_applied
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_redact import PLANTED_LOG, SECRETS, all_secrets, assert_no_secret  # noqa: E402
@@ -75,12 +75,14 @@ def test_planted_secrets_reach_no_report_url_or_bundle_file(planted, monkeypatch
     report = (planted / "report.md").read_text()
     assert_no_secret(report, "report.md")
     assert "[redacted:" in report and "Redacted before sharing" in report.splitlines()[-1]
-    # The URL printed (here the short one: the full report is over 8 KB) and every value in it.
+    # The URL printed (the full report is over 8 KB: long fields point at report.md) and every value in it.
     url = result.out.strip()
     assert url.startswith("https://github.com/aws-neuron/aws-neuron-sdk/issues/new?template=bug-report.yml")
-    query = parse_qs(urlsplit(url).query)
-    assert_no_secret(" ".join(v for values in query.values() for v in values), "URL")
-    assert "report.md" in result.err and "8 KB" in result.err
+    assert len(url) <= URL_LIMIT
+    query = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+    assert_no_secret(" ".join(query.values()), "URL")
+    assert query["context"] == URL_POINTER and query["instancetype"].startswith("Not stated in the log")
+    assert "leaves out context" in result.err and "paste those from report.md" in result.err
     # Every file of the folder and of the archive beside it.
     folder, archive = planted / "share", planted / "share.tar.gz"
     names = sorted(p.name for p in folder.iterdir())
