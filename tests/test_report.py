@@ -310,3 +310,17 @@ def test_every_seed_has_a_golden_report():
 
 def test_all_secrets_helper_covers_every_kind():
     assert len(all_secrets()) >= len(SECRETS)
+
+
+def test_report_env_and_bundle_make_no_network_call(planted, monkeypatch, capsys):
+    import socket
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("network call attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    result = nforensics(monkeypatch, capsys, "report", "job.log", "--env-here", "--bundle", "b", "--url", "-o", "r.md")
+    assert result.code == 0, result.err
+    assert nforensics(monkeypatch, capsys, "env").code == 0
