@@ -15,7 +15,7 @@ import json
 import sys
 import tarfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.errors import InputError
@@ -61,21 +61,13 @@ class Report:
     url: PrefilledUrl | None = None
     bundle_dir: Path | None = None
     archive: Path | None = None
-    files: list[str] = field(default_factory=list)
 
 
-def _read_text(path: str, what: str) -> str:
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{what} {path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} {path} is a folder, not a file") from None
-    except OSError as exc:
-        raise InputError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
-    if b"\x00" in data[:SNIFF_BYTES]:
-        raise InputError(f"{what} {path} is a binary file, not text")
-    return data.decode("utf-8", errors="replace")
+def _read_text(path: str) -> str:
+    from forensics.ingest import read_lines  # same refusals as for logs: missing, folder, binary
+
+    _name, lines = read_lines(path)
+    return "".join(f"{text}\n" for _number, text in lines)
 
 
 def _journal_table(path: str) -> str:
@@ -122,7 +114,7 @@ def make_report(options: ReportOptions) -> Report:
             redactor.learn(text)  # user names seen anywhere in the log are masked everywhere
             yield number, text
 
-    repro_text = _read_text(options.repro, "reproducer") if options.repro else None
+    repro_text = _read_text(options.repro) if options.repro else None
     probe: MachineProbe | None = None
     if options.env_here:
         from forensics.envprobe import probe as run_probe
@@ -156,6 +148,8 @@ def write_report_file(report: Report, output: str | None, log_spec: str) -> list
     notes: list[str] = []
     if output:
         _write(Path(output), report.text)
+    if report.bundle_dir is not None:
+        notes.append(f"bundle written to {report.bundle_dir}/ and {report.archive}: read its MANIFEST.md before sharing")
     if report.url is None or not report.url.left_out:
         return notes
     markdown_file = Path(output) if output and report.text == report.markdown else None
@@ -253,7 +247,6 @@ def _write_bundle(
     write("MANIFEST.md", _manifest(folder.name, manifest, counts, report.form), "This list.")
     _archive(folder, archive)
     report.bundle_dir, report.archive = folder, archive
-    report.files = sorted(name for name, _ in manifest)
 
 
 def _copy_hlo(path: Path, counts: Redactor, write) -> None:

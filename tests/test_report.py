@@ -269,7 +269,7 @@ def test_bundle_refuses_a_folder_that_is_not_empty(planted, monkeypatch, capsys)
         (["missing.log"], "missing.log: no such file"),
         (["job.log", "--hlo", "model.hlo"], "--hlo goes into a bundle"),
         (["job.log", "--format", "yaml"], "unknown report format"),
-        (["job.log", "--repro", "nope.py"], "reproducer nope.py: no such file"),
+        (["job.log", "--repro", "nope.py"], "nope.py: no such file"),
         (["job.log", "--journal", "nope.sqlite"], "nope.sqlite"),
     ],
 )
