@@ -140,38 +140,34 @@ class _Module:
         A loop whose body syncs (mark_step / torch_xla.sync) runs one graph per iteration: it counts as 1.
         """
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            yield child, loops
-            if isinstance(child, (ast.For, ast.AsyncFor)):
-                inside = loops + (1 if self._syncs(child) else self.loop(child, env)[1],)
-                for part in (child.target, child.iter, *child.orelse):
-                    yield from self._walk_one(part, env, loops)
-                for part in child.body:
-                    yield from self._walk_one(part, env, inside)
-            elif isinstance(child, ast.While):
-                inside = loops + (1 if self._syncs(child) else None,)
-                for part in (child.test, *child.body):
-                    yield from self._walk_one(part, env, inside)
-                for part in child.orelse:
-                    yield from self._walk_one(part, env, loops)
-            elif isinstance(child, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-                inside = loops + tuple(self.loop(g, env)[1] for g in child.generators)
-                for generator in child.generators:
-                    yield from self._walk_one(generator.iter, env, loops)
-                    for condition in generator.ifs:
-                        yield from self._walk_one(condition, env, inside)
-                elements = [child.key, child.value] if isinstance(child, ast.DictComp) else [child.elt]
-                for element in elements:
-                    yield from self._walk_one(element, env, inside)
-            else:
-                yield from self._walk(child, env, loops)
+            yield from self._visit(child, env, loops)
 
-    def _walk_one(self, node: ast.AST, env: dict[str, int], loops: tuple[int | None, ...]) -> Iterator[tuple[ast.AST, tuple[int | None, ...]]]:
+    def _visit(self, node: ast.AST, env: dict[str, int], loops: tuple[int | None, ...]) -> Iterator[tuple[ast.AST, tuple[int | None, ...]]]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             return
         yield node, loops
-        yield from self._walk(node, env, loops)
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            inside = loops + (1 if self._syncs(node) else self.loop(node, env)[1],)
+            for part in (node.target, node.iter, *node.orelse):
+                yield from self._visit(part, env, loops)
+            for part in node.body:
+                yield from self._visit(part, env, inside)
+        elif isinstance(node, ast.While):
+            inside = loops + (1 if self._syncs(node) else None,)
+            for part in (node.test, *node.body):
+                yield from self._visit(part, env, inside)
+            for part in node.orelse:
+                yield from self._visit(part, env, loops)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inside = loops + tuple(self.loop(g, env)[1] for g in node.generators)
+            for generator in node.generators:
+                yield from self._visit(generator.iter, env, loops)
+                for condition in generator.ifs:
+                    yield from self._visit(condition, env, inside)
+            for element in [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]:
+                yield from self._visit(element, env, inside)
+        else:
+            yield from self._walk(node, env, loops)
 
     def _is_sync(self, call: ast.Call) -> bool:
         name = self.qualname(call.func) or ""
