@@ -30,6 +30,10 @@ _COMPONENTS = {
 }
 
 
+# Error levels as each producer spells them: compiler/NRT words, glog letters, logrus (neuron-profile) stems.
+_ERROR_LEVELS = {"ERROR", "FATAL", "CRITICAL", "E", "F", "ERRO", "FATA"}
+
+
 def explain_code(code: str) -> str:
     parts = _CODE_PARTS.match(code)
     if not parts:
@@ -85,7 +89,7 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claims: list[Cl
                              "A Python exception ended the run; no catalogue entry knows its message yet.",
                              traceback.end_line, traceback.end_line, retained)]
     for event in log.events:
-        if (event.level or "").upper() in ("ERROR", "FATAL", "CRITICAL", "E", "F"):
+        if (event.level or "").upper() in _ERROR_LEVELS:
             component = "runtime" if event.producer == "runtime" else "compiler" if event.producer == "compiler" else "framework"
             return [_generic(None, f"{component}-error", f"Unrecognised {component} error", component,
                              event.message, "An error line no catalogue entry knows yet.",

@@ -1,0 +1,117 @@
+"""What a user sees for every kind of input: the right analysis, or one clear line on stderr and exit 2."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pytest
+
+from conftest import SAMPLE_LOGS, run_cli
+
+SEED = SAMPLE_LOGS / "seed000_ncc_ixlv002_sendrecv_twice.log"
+
+
+def _assert_clean_error(result, fragment: str) -> None:
+    err = result.stderr.decode()
+    assert result.returncode == 2
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("nforensics: ") and fragment in err, err
+
+
+def test_stdin_gives_the_same_answer_as_the_file():
+    from_file = json.loads(run_cli("explain", str(SEED), "--format", "json").stdout)
+    piped = run_cli("explain", "-", "--format", "json", input=SEED.read_bytes())
+    assert piped.returncode == 1
+    from_stdin = json.loads(piped.stdout)
+    assert [f["fingerprint"] for f in from_stdin["findings"]] == [f["fingerprint"] for f in from_file["findings"]]
+    assert from_stdin["source"] == "<stdin>"
+
+
+def test_gzip_log_is_read_transparently(tmp_path):
+    packed = tmp_path / "compile.log.gz"
+    packed.write_bytes(gzip.compress(SEED.read_bytes()))
+    document = json.loads(run_cli("explain", str(packed), "--format", "json").stdout)
+    assert document["findings"][0]["code"] == "NCC_IXLV002"
+
+
+def test_empty_file_is_clean_and_says_so(tmp_path):
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    result = run_cli("explain", str(empty))
+    assert result.returncode == 0
+    assert "no known Neuron failure" in result.stdout.decode()
+
+
+def test_invalid_utf8_is_still_analysed(tmp_path):
+    broken = tmp_path / "latin1.log"
+    broken.write_bytes(b"caf\xe9 \xff\xfe\n" + SEED.read_bytes())
+    result = run_cli("explain", str(broken), "--format", "json")
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["findings"][0]["fields"]["barrier_index"] == 6
+
+
+def test_binary_file_is_refused(tmp_path):
+    blob = tmp_path / "model.neff"
+    blob.write_bytes(b"\x02\x00\x00\x00\x00\x00\x00\x00" + bytes(range(256)) * 8)
+    _assert_clean_error(run_cli("explain", str(blob)), "binary")
+
+
+def test_missing_file(tmp_path):
+    _assert_clean_error(run_cli("explain", str(tmp_path / "nope.log")), "no such file")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
+def test_unreadable_file(tmp_path):
+    locked = tmp_path / "locked.log"
+    locked.write_text("x")
+    locked.chmod(0)
+    _assert_clean_error(run_cli("explain", str(locked)), "permission denied")
+
+
+def test_corrupt_gzip_is_one_line(tmp_path):
+    bad = tmp_path / "bad.log.gz"
+    bad.write_bytes(gzip.compress(SEED.read_bytes())[:40])
+    result = run_cli("explain", str(bad))
+    assert result.returncode in (1, 2) and "Traceback" not in result.stderr.decode()
+
+
+def test_unknown_option_and_format_are_usage_errors():
+    _assert_clean_error(run_cli("explain", str(SEED), "--no-such-option"), "no-such-option")
+    _assert_clean_error(run_cli("explain", str(SEED), "--format", "yaml"), "yaml")
+
+
+def test_version_and_help_on_every_command():
+    version = run_cli("--version")
+    assert version.returncode == 0 and version.stdout.decode().startswith("nforensics ")
+    top = run_cli("--help")
+    assert top.returncode == 0
+    commands = [line.split()[1] for line in top.stdout.decode().splitlines()
+                if line.startswith("│ ") and line[2] != " " and line.split()[1].isidentifier()]
+    assert "explain" in commands
+    for command in commands:
+        result = run_cli(command, "--help")
+        assert result.returncode == 0, command
+        assert "Usage" in result.stdout.decode(), command
+
+
+def test_unknown_coded_diagnostic_is_never_dropped(tmp_path):
+    log = tmp_path / "new.log"
+    log.write_text("2026-01-01T00:00:00Z ERROR 1 [neuronx-cc]: [INTERNAL_ERROR] [NCC_IZZZ123] Something new broke\n")
+    finding = json.loads(run_cli("explain", str(log), "--format", "json").stdout)["findings"][0]
+    assert finding["code"] == "NCC_IZZZ123" and finding["generic"] is True
+    assert "internal compiler error" in finding["meaning"]
+
+
+def test_runtime_records_run_together_on_one_line(tmp_path):
+    """Multi-process NRT output interleaves records on one physical line; each is still read."""
+    log = tmp_path / "interleaved.log"
+    log.write_text(
+        "2024-Jun-26 00:32:47.943821 30294:32381 ERROR  TDRV:generate_custom_notification_msg        nd0:nc0:h_model.id1001: "
+        "Received notification generated at runtime: failed to run scatter/gather (indirect memory copy via scalar DGE), "
+        "due to out-of-bound access.2024-Jun-26 00:32:47.948678 30294:32381 ERROR  NMGR:dlr_infer   Inference completed with err: 1006.\n")
+    finding = json.loads(run_cli("explain", str(log), "--format", "json").stdout)["findings"][0]
+    assert finding["code"] == "NRT_EXEC_OOB"
+    assert finding["fields"] == {"dge_kind": "scalar", "status": 1006}
