@@ -218,6 +218,36 @@ class Analysis(Record):
     truncated: bool = False
 
 
+class SourcedFinding(Finding):
+    source: str  # the input it was found in
+
+
+class GroupOccurrence(Record):
+    source: str
+    line: int | None = None  # first evidence line in that input
+
+
+class FailureGroupRecord(Record):
+    """Identical failures across inputs: one per fingerprint, with how often and where."""
+
+    fingerprint: str
+    signature: str
+    code: str | None
+    title: str
+    severity: Literal["error", "warning", "note"]
+    count: int
+    inputs: list[GroupOccurrence]
+
+
+class AnalysisSet(Record):
+    """`explain --format json` of several inputs: each analysis, all findings, and the groups."""
+
+    schema_version: str = SCHEMA_VERSION
+    inputs: list[Analysis]
+    findings: list[SourcedFinding]
+    groups: list[FailureGroupRecord]
+
+
 # ---------------------------------------------------------------- machine probe (`nforensics env`)
 
 

@@ -71,8 +71,8 @@ class BoundedCapture:
             self.head_lines = min(self.head_lines, HEAD_LINES)
             self.head_done = True
 
-    def excerpt(self) -> tuple[str, list[int]]:
-        """The kept text and, for each of its lines, the line number it had in the full output.
+    def excerpt(self) -> list[tuple[int, str]]:
+        """The kept lines, each with the line number it had in the full output.
 
         A gap between head and tail becomes one empty line, so a message cut by the gap is not glued
         to an unrelated line."""
@@ -86,36 +86,17 @@ class BoundedCapture:
         tail_lines = tail.split(b"\n")
         if tail_lines and not tail_lines[-1]:
             tail_lines.pop()  # the text after the final newline is not a line
-        lines, numbers = list(head), list(range(1, len(head) + 1))
+        numbered = list(enumerate(head, 1))
         overlap = max(len(head) + 1 - first, 0)
         if first + overlap > len(head) + 1:
-            lines.append(b"")
-            numbers.append(first + overlap - 1)
-        for offset, line in enumerate(tail_lines[overlap:], first + overlap):
-            lines.append(line)
-            numbers.append(offset)
-        # Lone \r (progress bars) also ends a line for the text reader: give each piece its line's number.
-        pieces, piece_numbers = [], []
-        for line, number in zip(lines, numbers):
-            for piece in line[:MAX_LINE].decode("utf-8", errors="replace").splitlines() or [""]:
-                pieces.append(piece)
-                piece_numbers.append(number)
-        return "\n".join(pieces), piece_numbers
-
-
-def renumber(analysis: Analysis, numbers: list[int]) -> None:
-    """Point line numbers of an analysis of an excerpt at the lines of the full output."""
-
-    def original(line: int) -> int:
-        return numbers[line - 1] if 0 < line <= len(numbers) else line
-
-    for finding in analysis.findings:
-        for evidence in finding.evidence + [e for h in finding.hypotheses for e in h.evidence]:
-            evidence.line = original(evidence.line)
-    lines = analysis.environment.lines
-    for key in lines:
-        lines[key] = original(lines[key])
-    analysis.total_lines = max(numbers[-1] if numbers else 0, analysis.total_lines)
+            numbered.append((first + overlap - 1, b""))
+        numbered += enumerate(tail_lines[overlap:], first + overlap)
+        # Lone \r (progress bars) also ends a line for the text reader: each piece keeps its line's number.
+        return [
+            (number, piece)
+            for number, line in numbered
+            for piece in line[:MAX_LINE].decode("utf-8", errors="replace").splitlines() or [""]
+        ]
 
 
 @dataclass
@@ -198,12 +179,9 @@ def run_command(argv: list[str], out: BinaryIO, err: BinaryIO, log: BinaryIO | N
 
 def explain_capture(capture: BoundedCapture, source: str) -> Analysis:
     """Analyse what the command printed, with line numbers of its full output."""
-    from forensics.diagnose import analyze_text
+    from forensics.diagnose import analyze_lines
 
-    text, numbers = capture.excerpt()
-    analysis = analyze_text(text, source)
-    renumber(analysis, numbers)
-    return analysis
+    return analyze_lines(source, capture.excerpt())
 
 
 def command_source(argv: list[str]) -> str:

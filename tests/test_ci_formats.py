@@ -6,8 +6,12 @@ SARIF schema validation reads the official schema from ../shared and skips where
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -125,12 +129,17 @@ def sarif_structure_problems(sarif: dict) -> list[str]:
     return problems
 
 
+@functools.cache
+def official_sarif_validator():
+    import jsonschema
+
+    return jsonschema.Draft7Validator(json.loads(SARIF_SCHEMA.read_text()))
+
+
 def validate_against_official_schema(sarif: dict) -> None:
     if not SARIF_SCHEMA.is_file():
         pytest.skip("../shared/schemas/sarif-schema-2.1.0.json is not present")
-    import jsonschema
-
-    jsonschema.Draft7Validator(json.loads(SARIF_SCHEMA.read_text())).validate(sarif)
+    official_sarif_validator().validate(sarif)
 
 
 def test_sarif_rules_results_fingerprints_and_locations():
@@ -300,3 +309,219 @@ def test_no_temp_dir_reaches_any_ci_output():
     sarif = json.dumps(to_sarif(analyses))
     for text in (json.dumps(json.loads(sarif)["runs"][0]["results"]), render_gitlab(analyses), render_github(analyses)[0]):
         assert not re.search(r"neuroncc_compile_workdir|/tmp/", text)
+
+
+# ---------------------------------------------------------------- the real pipeline on the sample logs
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_LOGS = sorted((ROOT / "sample_logs").glob("seed00*.log"))
+ALL_SAMPLE_LOGS = sorted((ROOT / "sample_logs").glob("*.log")) + sorted((ROOT / "forensics/knowledge/sample_logs").glob("*.log"))
+FILE_FORMATS = ("json", "sarif", "github", "junit", "gitlab", "markdown", "text")
+
+
+def nforensics(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "forensics.cli", *args],
+        capture_output=True, text=True, cwd=cwd, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
+
+
+def test_the_five_seed_logs_are_present():
+    assert [p.name[:7] for p in SEED_LOGS] == [f"seed00{i}" for i in range(5)]
+
+
+@pytest.fixture(scope="module", params=SEED_LOGS, ids=lambda p: p.name[:7])
+def seed_outputs(request, tmp_path_factory) -> dict:
+    """One `explain` per seed log writing every format at once, as a CI step would."""
+    out = tmp_path_factory.mktemp(request.param.stem)
+    log = request.param.relative_to(ROOT).as_posix()
+    summary = out / "summary.md"
+    args = [f"--format={name}={out / name}" for name in FILE_FORMATS]
+    result = nforensics("explain", log, *args, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == "" and result.stderr == ""  # everything went to the files
+    outputs = {name: (out / name).read_text() for name in FILE_FORMATS}
+    outputs["summary"] = summary.read_text()
+    outputs["log"] = log
+    outputs["analysis"] = json.loads(outputs["json"])
+    outputs["top"] = outputs["analysis"]["findings"][0]
+    return outputs
+
+
+def test_seed_json_is_the_contract(seed_outputs):
+    analysis = seed_outputs["analysis"]
+    assert analysis["schema_version"] and analysis["source"] == seed_outputs["log"]
+    for key in ("code", "signature", "title", "component", "fields", "generic", "fingerprint", "hypotheses",
+                "workarounds", "evidence"):
+        assert key in seed_outputs["top"]
+    validate_output_schema(analysis)
+
+
+def test_seed_sarif(seed_outputs):
+    sarif = json.loads(seed_outputs["sarif"])
+    assert sarif_structure_problems(sarif) == []
+    results = sarif["runs"][0]["results"]
+    findings = seed_outputs["analysis"]["findings"]
+    assert [r["ruleId"] for r in results] == [f["signature"] for f in findings]
+    assert [r["partialFingerprints"]["nforensics/v1"] for r in results] == [f["fingerprint"] for f in findings]
+    location = results[0]["locations"][0]["physicalLocation"]
+    assert location == {"artifactLocation": {"uri": seed_outputs["log"]}, "region": {"startLine": findings[0]["evidence"][0]["line"]}}
+    validate_against_official_schema(sarif)
+
+
+def test_seed_github_annotations(seed_outputs):
+    top = seed_outputs["top"]
+    first = seed_outputs["github"].splitlines()[0]
+    assert first.startswith(f"::error file={seed_outputs['log']},line={top['evidence'][0]['line']},title=")
+    assert escape_property(top["title"]) in first
+    assert f"## 1. {top['title']}" in seed_outputs["summary"]
+
+
+def test_seed_junit(seed_outputs):
+    cases = ET.fromstring(seed_outputs["junit"]).findall("./testsuite/testcase")
+    top = seed_outputs["top"]
+    assert (cases[0].get("classname"), cases[0].get("name")) == (top["component"], top["title"])
+    assert cases[0].find("failure").get("type") == (top["code"] or top["signature"])
+
+
+def test_seed_gitlab(seed_outputs):
+    issues = json.loads(seed_outputs["gitlab"])
+    top = seed_outputs["top"]
+    assert issues[0]["check_name"] == top["signature"]
+    assert issues[0]["location"] == {"path": seed_outputs["log"], "lines": {"begin": top["evidence"][0]["line"]}}
+    assert all(re.fullmatch(r"[0-9a-f]{32}", i["fingerprint"]) for i in issues)
+
+
+def test_seed_markdown_and_text(seed_outputs):
+    top = seed_outputs["top"]
+    assert f"## 1. {top['title']}" in seed_outputs["markdown"]
+    assert top["workarounds"][0]["title"] in seed_outputs["markdown"]
+    assert seed_outputs["text"].startswith(f"{seed_outputs['log']}: ")
+    assert f"{top['component']} · " in seed_outputs["text"] and "\x1b[" not in seed_outputs["text"]  # no colour in files
+
+
+def test_sarif_of_every_sample_log_validates():
+    from forensics.diagnose import analyze_path
+
+    assert len(ALL_SAMPLE_LOGS) >= 5
+    for log in ALL_SAMPLE_LOGS:
+        sarif = to_sarif([analyze_path(str(log))])
+        assert sarif_structure_problems(sarif) == [], log.name
+        validate_against_official_schema(sarif)
+
+
+# Volatile parts of a log: what changes between two runs of the same failing job.
+VOLATILE = [
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (\w+) \d+"), r"2031-07-08T09:10:11Z \1 4242"),
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+:\s+\d+"), "2031-07-08 09:10:11.123456:  4242"),
+    (re.compile(r"\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d[.,]\d+"), "2031-Jul-08 09:10:11.123456"),
+    (re.compile(r"\b\d{3,7}:\d{3,7}\b"), "5151:5252"),
+    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "0badc0de-1111-2222-3333-444455556666"),
+    (re.compile(r"/tmp/[\w.-]+/"), "/tmp/ci-runner-7/"),
+    (re.compile(r"neuronxcc-\w{8}"), "neuronxcc-zz99yy88"),
+]
+
+
+def rerun_of(text: str) -> str:
+    for pattern, replacement in VOLATILE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+@pytest.mark.parametrize("log", SEED_LOGS, ids=lambda p: p.name[:7])
+def test_rule_ids_and_fingerprints_survive_temp_paths_pids_and_timestamps(log, tmp_path, monkeypatch):
+    from forensics.diagnose import analyze_path
+
+    original = log.read_text()
+    changed = rerun_of(original)
+    assert changed != original
+    monkeypatch.chdir(tmp_path)
+    for run, text in (("one", original), ("two", changed)):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / log.name).write_text(text)
+    runs = [to_sarif([analyze_path(f"{run}/{log.name}")])["runs"][0] for run in ("one", "two")]
+    ids = [[(r["ruleId"], r["partialFingerprints"]) for r in run["results"]] for run in runs]
+    assert ids[0] and ids[0] == ids[1]
+    assert runs[0]["tool"]["driver"]["rules"] == runs[1]["tool"]["driver"]["rules"]
+
+
+# ---------------------------------------------------------------- explain: several inputs, folders, stdin
+
+
+def test_explain_folder_glob_stdin_and_grouping(tmp_path):
+    seed0, seed3 = SEED_LOGS[0].read_text(), SEED_LOGS[3].read_text()
+    (tmp_path / "nightly" / "deep").mkdir(parents=True)
+    (tmp_path / "nightly" / "a.log").write_text(seed0)
+    (tmp_path / "nightly" / "deep" / "b.log").write_text(rerun_of(seed0))
+    (tmp_path / "nightly" / "notes.md").write_text("not a log")
+    (tmp_path / "nightly" / "model.neff").write_bytes(b"\x00NEFF" * 100)
+    result = subprocess.run(
+        [sys.executable, "-m", "forensics.cli", "explain", "nightly", "-", "--glob", "*.log", "--format", "json"],
+        input=seed3, capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    validate_output_schema(document)
+    assert [a["source"] for a in document["inputs"]] == ["nightly/a.log", "nightly/deep/b.log", "<stdin>"]
+    twice = [g for g in document["groups"] if g["count"] == 2]
+    assert twice and [i["source"] for i in twice[0]["inputs"]] == ["nightly/a.log", "nightly/deep/b.log"]
+    assert any(g["code"] == "NCC_INLA001" and g["inputs"][0]["source"] == "<stdin>" for g in document["groups"])
+
+
+def test_explain_folder_skips_unreadable_files_with_a_note(tmp_path):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.log").write_text(SEED_LOGS[0].read_text())
+    (tmp_path / "logs" / "model.neff").write_bytes(b"\x00NEFF" * 100)
+    result = nforensics("explain", "logs", "--format", "gitlab", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("nforensics: skipped logs/model.neff")
+    assert json.loads(result.stdout)[0]["location"]["path"] == "logs/a.log"
+
+
+def test_explain_text_groups_the_same_failure_across_inputs(tmp_path):
+    for name in ("a.log", "b.log"):
+        (tmp_path / name).write_text(SEED_LOGS[0].read_text())
+    result = nforensics("explain", "a.log", "b.log", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "same failure as in a.log" in result.stdout
+    assert re.search(r"2×\s+NCC_IXLV002", result.stdout)
+
+
+def test_exit_zero_and_bad_format(tmp_path):
+    (tmp_path / "a.log").write_text(SEED_LOGS[0].read_text())
+    assert nforensics("explain", "a.log", "--format", "sarif", "--exit-zero", cwd=tmp_path).returncode == 0
+    bad = nforensics("explain", "a.log", "--format", "yaml", cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr.startswith("nforensics: unknown format 'yaml'") and bad.stdout == ""
+
+
+def test_empty_folder_is_an_input_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = nforensics("explain", "empty", cwd=tmp_path)
+    assert result.returncode == 2 and "no files matching" in result.stderr
+
+
+# ---------------------------------------------------------------- the published JSON Schema
+
+
+SCHEMA_DOC = ROOT / "docs" / "schema.json"
+REGENERATE = (
+    ".venv/bin/python -c \"from forensics.render.json import json_schema_text; "
+    "print(json_schema_text(), end='')\" > docs/schema.json"
+)
+
+
+def validate_output_schema(document: dict) -> None:
+    import jsonschema
+
+    jsonschema.Draft202012Validator(json.loads(SCHEMA_DOC.read_text())).validate(document)
+
+
+def test_docs_schema_is_current():
+    from forensics.render.json import json_schema_text
+
+    assert SCHEMA_DOC.read_text() == json_schema_text(), f"docs/schema.json is stale; regenerate: {REGENERATE}"
+    schema = json.loads(SCHEMA_DOC.read_text())
+    assert {"Analysis", "AnalysisSet", "Finding", "FailureGroupRecord"} <= set(schema["$defs"])
+    assert "schema_version" in schema["$defs"]["Analysis"]["properties"]

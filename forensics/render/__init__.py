@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 
 from forensics.errors import InputError
@@ -20,7 +21,24 @@ def _json(analyses: Sequence[Analysis], color: bool) -> str:
     return render_json(analyses)
 
 
-RENDERERS: dict[str, Callable[[Sequence[Analysis], bool], str]] = {"text": _text, "json": _json}
+def _lazy(module: str, function: str) -> Callable[[Sequence[Analysis], bool], str]:
+    """A CI format imported on first use, so `explain` loads only the formats it writes."""
+
+    def renderer(analyses: Sequence[Analysis], color: bool) -> str:
+        return getattr(importlib.import_module(module), function)(list(analyses))
+
+    return renderer
+
+
+RENDERERS: dict[str, Callable[[Sequence[Analysis], bool], str]] = {
+    "text": _text,
+    "json": _json,
+    "sarif": _lazy("forensics.render.sarif", "render_sarif"),
+    "github": _lazy("forensics.render.github", "render_commands"),
+    "junit": _lazy("forensics.render.junit", "render_junit"),
+    "gitlab": _lazy("forensics.render.gitlab", "render_gitlab"),
+    "markdown": _lazy("forensics.render.markdown", "render_markdown"),
+}
 
 
 def render(analyses: Sequence[Analysis], format: str, *, color: bool = False) -> str:

@@ -9,7 +9,7 @@ summary ($GITHUB_STEP_SUMMARY). Escaping follows actions/toolkit `command.ts`
 from __future__ import annotations
 
 from forensics.records import Analysis
-from forensics.render.groups import FailureGroup, group_findings
+from forensics.render.groups import FailureGroup, group_findings, label
 from forensics.render.markdown import cell, render_markdown
 
 MAX_ANNOTATIONS = 10
@@ -31,8 +31,7 @@ def annotation(group: FailureGroup) -> str:
         properties.append(f"file={escape_property(first.path)}")
         if first.line:
             properties.append(f"line={first.line}")
-    title = f"{finding.code}: {finding.title}" if finding.code else finding.title
-    properties.append(f"title={escape_property(title)}")
+    properties.append(f"title={escape_property(label(finding))}")
     lines = [finding.summary]
     if group.count > 1:
         lines.append(f"Seen {group.count} times in: {', '.join(group.inputs)}")
@@ -58,3 +57,8 @@ def render_github(analyses: list[Analysis]) -> tuple[str, str]:
         summary.append("")
     summary.append(render_markdown(analyses, groups))
     return "".join(command + "\n" for command in commands), "\n".join(summary)
+
+
+def render_commands(analyses: list[Analysis]) -> str:
+    """Only the workflow commands (the job summary is written by the caller that knows the environment)."""
+    return render_github(analyses)[0]

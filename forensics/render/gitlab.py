@@ -11,7 +11,7 @@ import hashlib
 import json
 
 from forensics.records import Analysis
-from forensics.render.groups import occurrences
+from forensics.render.groups import label, occurrences
 
 SEVERITY = {"error": "critical", "warning": "minor", "note": "info"}
 
@@ -25,7 +25,7 @@ def render_gitlab(analyses: list[Analysis]) -> str:
         issues.append(
             {
                 "type": "issue",
-                "description": f"{finding.code}: {finding.title}" if finding.code else finding.title,
+                "description": label(finding),
                 "content": {"body": finding.summary},
                 "check_name": finding.signature,
                 "categories": ["Bug Risk"],

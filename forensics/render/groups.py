@@ -50,6 +50,13 @@ class FailureGroup:
         return list(dict.fromkeys(o.path or o.source for o in self.occurrences))
 
 
+def label(finding: Finding) -> str:
+    """`CODE: title`, without repeating a code the title already names."""
+    if not finding.code or finding.code in finding.title:
+        return finding.title
+    return f"{finding.code}: {finding.title}"
+
+
 def ci_path(source: str, cwd: Path | None = None) -> str | None:
     """The input's path as CI systems want it: relative to the working directory (the checkout).
 

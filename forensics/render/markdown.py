@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from forensics.records import Analysis, Finding
-from forensics.render.groups import FailureGroup, Occurrence, group_findings
+from forensics.render.groups import FailureGroup, Occurrence, group_findings, label
 
 
 def code_span(text: str) -> str:
@@ -37,7 +37,7 @@ def where(occurrence: Occurrence) -> str:
 
 
 def heading(finding: Finding) -> str:
-    return f"{finding.title} ({code_span(finding.code)})" if finding.code else finding.title
+    return f"{finding.title} ({code_span(finding.code)})" if label(finding) != finding.title else finding.title
 
 
 def _finding_section(number: int, group: FailureGroup) -> list[str]:

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from forensics import __version__
 from forensics.records import Analysis, Finding
-from forensics.render.groups import Occurrence, occurrences
+from forensics.render.groups import Occurrence, label, occurrences
 from forensics.render.markdown import code_block
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -60,7 +60,7 @@ def _rule(finding: Finding) -> dict:
 
 
 def _message(finding: Finding) -> str:
-    parts = [f"{finding.code}: {finding.summary}" if finding.code else finding.summary]
+    parts = [f"{label(finding)}. {finding.summary}"]
     if finding.hypotheses:
         parts.append(f"Most likely: {finding.hypotheses[0].title}.")
     if finding.workarounds:

@@ -96,6 +96,7 @@ def _finding_panel(finding: Finding, source: str) -> Panel:
 def render_text(analyses: Sequence[Analysis], *, color: bool) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=_WIDTH, highlight=False)
+    explained: dict[str, str] = {}  # fingerprint -> the input whose panel explained it
     for analysis in analyses:
         if not analysis.findings:
             console.print(f"{analysis.source}: no known Neuron failure recognised in {analysis.total_lines} lines.")
@@ -103,5 +104,24 @@ def render_text(analyses: Sequence[Analysis], *, color: bool) -> str:
         count = len(analysis.findings)
         console.print(Text(f"{analysis.source}: {count} failure{'s' if count != 1 else ''} diagnosed", style="bold"))
         for finding in analysis.findings:
+            if finding.fingerprint in explained:  # the same failure again: one line, not the same panel twice
+                line = finding.evidence[0].line if finding.evidence else "?"
+                console.print(f"  same failure as in {explained[finding.fingerprint]}: {finding.title} (line {line})")
+                continue
+            explained[finding.fingerprint] = analysis.source
             console.print(_finding_panel(finding, analysis.source))
+    if len(analyses) > 1:
+        console.print(_groups_table(analyses))
     return buffer.getvalue()
+
+
+def _groups_table(analyses: Sequence[Analysis]) -> Table:
+    """Identical failures across the inputs, grouped by fingerprint, most severe and most frequent first."""
+    from forensics.render.groups import group_findings
+
+    table = Table(title=f"{len(analyses)} inputs", title_justify="left", box=None, header_style="bold")
+    for column in ("seen", "code", "failure", "inputs"):
+        table.add_column(column, overflow="fold")
+    for group in group_findings(list(analyses)):
+        table.add_row(f"{group.count}×", group.finding.code or "-", group.finding.title, ", ".join(group.inputs))
+    return table
