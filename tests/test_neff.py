@@ -248,6 +248,16 @@ def test_device_of_the_same_generation_is_not_flagged_and_unknown_device_is_an_i
     assert code == 2 and "unknown device 'tpu-v4'" in err
 
 
+def test_without_kelf_subgraphs_come_from_def_json_and_lnc_2_still_means_neuroncore_v3(tmp_path, capsys):
+    members = standard_members()
+    del members["kelf-0.json"]
+    report = neff_json(capsys, write_neff(tmp_path, members=members), "--device", "trn1")
+    assert report["subgraphs"] == ["sg00", "sg01"] and report["codename"] is None and report["target"] is None
+    assert report["device_check"]["newer_than_device"] is True and "lnc_size 2" in report["device_check"]["note"]
+    one_core = write_neff(tmp_path, "lnc1.neff", members=members, lnc_size=1)
+    assert neff_json(capsys, one_core, "--device", "trn1")["device_check"]["newer_than_device"] is None
+
+
 def test_facts_for_gives_flat_neff_facts(tmp_path):
     facts = facts_for(write_neff(tmp_path), None, "inf2")
     assert facts["neff.target"] == "trn2" and facts["neff.codename"] == "cayman"

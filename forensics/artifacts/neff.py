@@ -264,10 +264,10 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
     documents = _Documents(raw_json, warnings)
 
     info = documents.get("info.json")
-    graphs = [g for kelf in sorted(n for n in raw_json if re.fullmatch(r"kelf-[^/]*\.json", n))
-              for g in _list(documents.get(kelf).get("graphs")) if isinstance(g, dict)]
-    codename = next((str(documents.get(k).get("target")) for k in sorted(raw_json)
-                     if re.fullmatch(r"kelf-[^/]*\.json", k) and documents.get(k).get("target")), None)
+    # kelf-0.json names the subgraphs and the target; old multi-core NEFFs have kelf-a.json, kelf-b.json.
+    kelfs = [documents.get(name) for name in sorted(raw_json) if re.fullmatch(r"kelf-[^/]*\.json", name)]
+    graphs = [g for kelf in kelfs for g in _list(kelf.get("graphs")) if isinstance(g, dict)]
+    codename = next((str(kelf["target"]) for kelf in kelfs if kelf.get("target")), None)
     if not graphs:  # no kelf file: fall back to the folders that hold a def.json
         graphs = [{"name": n.split("/")[0], "definition": n} for n in sorted(sizes) if n.endswith("/def.json")]
     per_subgraph = {str(g.get("name")): _subgraph(g, documents, sizes) for g in graphs}
