@@ -131,7 +131,8 @@ def test_loops_trip_counts_aliases_and_buffers(tmp_path, capsys):
                     nc_matmul(acc, tile, tile)
             for k in lang.sequential_range(a.shape[0]):
                 nc_matmul(acc, tile, tile)
-            core_barrier(acc, (0, 1))
+            for part in (0, 1, 2):
+                core_barrier(acc, (0, 1))
             return big
 
         kernel = nki.jit(matmul_kernel)
@@ -141,7 +142,7 @@ def test_loops_trip_counts_aliases_and_buffers(tmp_path, capsys):
     kernel = nki_json(capsys, path)["kernels"][0]
     assert kernel["name"] == "kernel"
     assert [(l["kind"], l["trip_count"]) for l in kernel["loops"]] == [
-        ("affine_range", 4), ("static_range", 4), ("sequential_range", None)]
+        ("affine_range", 4), ("static_range", 4), ("sequential_range", None), ("for", 3)]
     assert kernel["nc_matmul_calls"] == 2 and kernel["nc_matmul_calls_unrolled"] == 17  # 4*4 + 1 (unknown loop)
     assert kernel["allocations"] == {"psum": 1, "sbuf": 1, "private_hbm": 1}  # ndarray defaults to SBUF
     assert kernel["uses_core_barrier"] and not kernel["uses_sendrecv"]

@@ -179,7 +179,7 @@ class CacheReport(Record):
 
 # ---------------------------------------------------------------- NKI source
 
-LoopKind = Literal["affine_range", "sequential_range", "static_range", "range", "while"]
+LoopKind = Literal["affine_range", "sequential_range", "static_range", "range", "for", "while"]  # for: other iterables
 
 
 class LoopFacts(Record):

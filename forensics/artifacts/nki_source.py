@@ -72,7 +72,6 @@ def read_nki_source(path: Path | str) -> NkiReport:
 
 class _Module:
     def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
         self.aliases = _aliases(tree)
         self.constants = _constants(tree.body, {})
         self.kernels: dict[str, ast.FunctionDef] = {}  # name used to call it -> definition
@@ -124,10 +123,10 @@ class _Module:
             return "while", None
         iterator = node.iter  # type: ignore[attr-defined]
         if not isinstance(iterator, ast.Call):
-            return "range", _literal_length(iterator)
+            return "for", _literal_length(iterator)
         name = (self.qualname(iterator.func) or "").rsplit(".", 1)[-1]
         if name not in NKI_RANGES and name != "range":
-            return "range", None
+            return "for", None
         bounds = [_const_int(a, env) for a in iterator.args]
         if not bounds or None in bounds or len(bounds) > 3:
             return name, None
