@@ -186,7 +186,7 @@ def explain_capture(capture: BoundedCapture, source: str) -> Analysis:
 
 def command_source(argv: list[str]) -> str:
     """How a wrapped command is named in reports: `<run: neuron_parallel_compile python train.py>`."""
-    shown = " ".join(argv)
+    shown = " ".join(" ".join(argv).split())  # one line, even for `python -c` scripts
     return f"<run: {shown[:200]}>"
 
 

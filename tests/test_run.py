@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ NFORENSICS = [sys.executable, "-m", "forensics.cli"]
 
 
 def nforensics_run(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([*NFORENSICS, "run", *args], capture_output=True, env=ENV, timeout=120, **kwargs)
+    return subprocess.run([*NFORENSICS, "run", *args], capture_output=True, timeout=120, **{"env": ENV, **kwargs})
 
 
 def python_child(script: str) -> list[str]:
@@ -108,32 +109,76 @@ def test_signals_are_forwarded_to_the_child(signum):
 # ---------------------------------------------------------------- bounded memory on huge output
 
 
-def test_a_child_printing_1_gib_keeps_our_memory_bounded(tmp_path):
-    """1 GiB of 1 KiB lines through the wrapper; our own peak RSS (not the child's) stays small."""
-    rss_file = tmp_path / "maxrss"
+def test_a_child_printing_1_gib_keeps_our_memory_bounded_and_explains_its_end(tmp_path):
+    """1 GiB of 1 KiB lines, then a compiler failure; our own peak RSS (not the child's) stays small and
+    the explanation points at the failure's line numbers in the full output."""
+    rss_file, report = tmp_path / "maxrss", tmp_path / "report.json"
     measure = (
         "import atexit, resource, sys; from forensics.cli import main; "
         f"atexit.register(lambda: open({str(rss_file)!r}, 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))); "
         "sys.argv[0] = 'nforensics'; main()"
     )
-    child = python_child("""
+    child = python_child(f"""
         import sys
         block = (b"x" * 1023 + b"\\n") * 1024
         write = sys.stdout.buffer.write
         for _ in range(1024):
             write(block)
-        sys.stdout.flush()
-        print("the job failed at the very end", file=sys.stderr)
-        sys.exit(3)
+        write(open({str(SEED)!r}, "rb").read())
+        sys.exit(70)
     """)
     process = subprocess.run(
-        [sys.executable, "-c", measure, "run", *child],
+        [sys.executable, "-c", measure, "run", "--format", f"json={report}", *child],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, timeout=300,
     )
-    assert process.returncode == 3
-    assert b"the job failed at the very end" in process.stderr
+    assert process.returncode == 70, process.stderr
     peak_mib = int(rss_file.read_text()) / 1024  # ru_maxrss is in KiB on Linux
     assert peak_mib < 200, f"nforensics run peaked at {peak_mib:.0f} MiB for 1 GiB of output"
+    finding = json.loads(report.read_text())["findings"][0]
+    assert finding["code"] == "NCC_IXLV002"
+    assert finding["evidence"][0]["line"] == 1024 * 1024 + seed_failure_line()
+
+
+# ---------------------------------------------------------------- explaining a failure
+
+SEED = ROOT / "sample_logs" / "seed000_ncc_ixlv002_sendrecv_twice.log"
+
+
+def seed_failure_line() -> int:
+    return next(n for n, line in enumerate(SEED.read_text().splitlines(), 1) if "[NCC_IXLV002]" in line)
+
+
+def print_seed_and_fail() -> list[str]:
+    return python_child(f"""
+        import sys
+        sys.stdout.buffer.write(open({str(SEED)!r}, "rb").read())
+        sys.exit(70)
+    """)
+
+
+def test_failure_is_explained_on_stderr_and_stdout_stays_the_childs():
+    result = nforensics_run(*print_seed_and_fail())
+    assert result.returncode == 70
+    assert result.stdout == SEED.read_bytes()
+    explanation = result.stderr.decode()
+    assert explanation.startswith(f"<run: {sys.executable} -c import sys ")
+    assert re.search(r">: \d+ failures? diagnosed", explanation) and "[NCC_IXLV002]" in explanation
+
+
+def test_failure_writes_the_requested_formats_and_the_log(tmp_path):
+    summary = tmp_path / "summary.md"
+    result = nforensics_run(
+        "--log", "build.log", "--format", "sarif=out/run.sarif", "--format", "github", *print_seed_and_fail(),
+        cwd=tmp_path, env={**ENV, "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert result.returncode == 70
+    assert (tmp_path / "build.log").read_bytes() == SEED.read_bytes()
+    line = seed_failure_line()
+    assert result.stderr.decode().startswith(f"::error file=build.log,line={line},title=NCC_IXLV002%3A ")
+    sarif = json.loads((tmp_path / "out" / "run.sarif").read_text())
+    location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert location == {"artifactLocation": {"uri": "build.log"}, "region": {"startLine": line}}
+    assert "NCC_IXLV002" in summary.read_text()
 
 
 # ---------------------------------------------------------------- the bounded capture
