@@ -184,9 +184,13 @@ def test_unknown_and_newer_compiler_feature_bits_are_labelled(tmp_path, capsys):
 def test_broken_json_member_is_a_warning_not_a_crash(tmp_path, capsys):
     members = standard_members()
     members["info.json"] = b"{not json"
+    members["hlo_stats.json"] = b"[" * 100_000  # nesting deep enough to exhaust the parser's recursion
+    members["sg00/def.json"] = b'["a list, not an object"]'
     report = neff_json(capsys, write_neff(tmp_path, members=members))
     assert report["compiler_version"] is None and report["codename"] == "cayman"
     assert any("info.json" in w and "not valid JSON" in w for w in report["warnings"])
+    assert any("hlo_stats.json" in w for w in report["warnings"]) and report["hlo_stats"] == {}
+    assert report["per_subgraph"]["sg00"]["dma_queues"] == {} and report["per_subgraph"]["sg01"]["dma_queues"]
 
 
 def test_trailing_bytes_after_payload_are_ignored_with_a_warning(tmp_path, capsys):

@@ -319,7 +319,7 @@ class _Documents:
             if name in self._raw:
                 try:
                     value = json.loads(self._raw[name])
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: hostile nesting
                     self._warnings.append(f"member {name!r} is not valid JSON")
             self._parsed[name] = value if isinstance(value, dict) else {}
         return self._parsed[name]
