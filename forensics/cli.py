@@ -65,7 +65,7 @@ def run(
     command: List[str] = typer.Argument(..., help="The command and its arguments (after `--`)."),
     format: List[str] = typer.Option(
         [], "--format", "-f", help="NAME[=FILE], repeatable: text, json, sarif, github, junit, gitlab, markdown. "
-        "Without FILE it goes to stderr (stdout stays the command's). Default: text."
+        "Without FILE it goes to stderr (stdout stays the command's); text goes there unless another format does."
     ),
     log: Optional[str] = typer.Option(None, "--log", help="Also save the command's output here; locations point at it."),
 ) -> None:

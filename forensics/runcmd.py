@@ -201,12 +201,15 @@ def run_and_explain(
 ) -> int:
     """`nforensics run`: the child's exit status, always; on failure its output explained in `formats`.
 
-    On success only the formats going to files are written (empty), so a CI step that uploads the SARIF
-    or JUnit file finds it either way.
+    The text explanation goes to `report` unless another format already does. On success only the
+    formats going to files are written (empty), so a CI step that uploads the SARIF or JUnit file finds
+    it either way.
     """
     from forensics.ci import FormatRequest, parse_formats, write_outputs
 
-    requests = parse_formats(formats) or [FormatRequest("text")]  # usage errors before the command runs
+    requests = parse_formats(formats)  # usage errors before the command runs
+    if all(request.file for request in requests):  # the job log always gets the explanation
+        requests.insert(0, FormatRequest("text"))
     try:
         log = open(log_path, "wb") if log_path else None
     except OSError as exc:

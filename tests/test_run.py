@@ -218,3 +218,34 @@ def test_capture_cuts_enormous_lines(monkeypatch):
     capture = BoundedCapture()
     capture.feed(b"y" * 1000 + b"\nshort\n")
     assert capture.excerpt() == [(1, "y" * 10), (2, "short")]
+
+
+# ---------------------------------------------------------------- docs/ci.md examples
+
+
+def doc_commands() -> list[str]:
+    """The `nforensics run` commands of the bash examples in docs/ci.md, continuation lines joined."""
+    text = (ROOT / "docs" / "ci.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+    joined = "\n".join(blocks).replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip().startswith("nforensics run")]
+
+
+def test_docs_ci_wrapping_examples_work_as_written(tmp_path):
+    """Test doubles for neuron_parallel_compile and torchrun print a seed compiler failure and exit 70."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("neuron_parallel_compile", "torchrun", "nforensics"):
+        script = bin_dir / tool
+        body = f'exec {sys.executable} -m forensics.cli "$@"' if tool == "nforensics" else f"cat {SEED}; exit 70"
+        script.write_text(f"#!/bin/sh\n# test double for {tool}\n{body}\n")
+        script.chmod(0o755)
+    commands = doc_commands()
+    assert len(commands) == 2
+    env = {**ENV, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    for command in commands:
+        result = subprocess.run(["bash", "-c", command], capture_output=True, cwd=tmp_path, env=env, timeout=120)
+        assert result.returncode == 70 and result.stdout == SEED.read_bytes(), command
+        assert b"[NCC_IXLV002]" in result.stderr
+    assert (tmp_path / "compile.log").read_bytes() == SEED.read_bytes()
+    assert json.loads((tmp_path / "train.sarif").read_text())["runs"][0]["results"][0]["ruleId"]
