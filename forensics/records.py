@@ -16,7 +16,7 @@ Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 # ---------------------------------------------------------------- input records (parse output)

@@ -17,7 +17,7 @@ Verdict = Literal["REPRODUCES", "PASSES", "DIFFERENT_FAILURE", "UNTESTABLE"]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 def _compiles(pattern: str) -> str:

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -58,8 +57,9 @@ def _workarounds(finding: Finding) -> Group:
         if workaround.description:
             parts.append(Text("  " + workaround.description.strip()))
         if workaround.code:
-            parts.append(Syntax(workaround.code.strip("\n"), workaround.language or "text", theme="ansi_dark",
-                                background_color="default", padding=(0, 2)))
+            # Plain, indented code: copy-pasteable, and no pygments lexer to build on every run.
+            code = "\n".join("    " + line for line in workaround.code.strip("\n").splitlines())
+            parts.append(Text(code, style="cyan"))
     return Group(*parts)
 
 
