@@ -11,10 +11,13 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from forensics.errors import InputError
 from forensics.records import Analysis
+
+if TYPE_CHECKING:
+    from forensics.diagnose import Artifacts
 from forensics.render import RENDERERS, render
 
 
@@ -44,7 +47,8 @@ def _folder_files(folder: Path, pattern: str) -> Iterator[Path]:
             yield path
 
 
-def analyze_inputs(specs: list[str], pattern: str = "*", kb_dirs: Sequence[Path | str] = ()) -> tuple[list[Analysis], list[str]]:
+def analyze_inputs(specs: list[str], pattern: str = "*", kb_dirs: Sequence[Path | str] = (),
+                   artifacts: Artifacts | None = None) -> tuple[list[Analysis], list[str]]:
     """Analyses of the named files, of every file in the named folders, and of stdin for `-`.
 
     A file named on the command line that cannot be read is an input error. A file found inside a folder
@@ -59,14 +63,14 @@ def analyze_inputs(specs: list[str], pattern: str = "*", kb_dirs: Sequence[Path 
     for spec in specs:
         folder = Path(spec)
         if spec == "-" or not folder.is_dir():
-            analyses.append(analyze_path(spec, kb_dirs=kb_dirs))
+            analyses.append(analyze_path(spec, kb_dirs=kb_dirs, artifacts=artifacts))
             continue
         files = list(_folder_files(folder, pattern))
         if not files:
             raise InputError(f"{spec}: no files matching {pattern!r} in this folder")
         for path in files:
             try:
-                analyses.append(analyze_path(str(path), kb_dirs=kb_dirs))
+                analyses.append(analyze_path(str(path), kb_dirs=kb_dirs, artifacts=artifacts))
             except InputError as exc:
                 skipped.append(str(exc))
     return analyses, skipped

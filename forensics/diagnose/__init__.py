@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.diagnose.evidence import Facts, rank_hypotheses
@@ -40,9 +41,19 @@ def _prose(text: str) -> str:
 _PASS = re.compile(r"(?:Internal tensorizer error:\s*|^)(\w+):")
 
 
-def analyze_path(spec: str, *, facts: Facts | None = None, kb_dirs: Sequence[Path | str] = ()) -> Analysis:
+@dataclass(frozen=True)
+class Artifacts:
+    """Files beside the log whose facts feed the hypotheses (explain --neff/--source/--device)."""
+
+    neff: Path | None = None
+    source: Path | None = None
+    device: str | None = None  # trn1, inf2, trn1.2xlarge...; defaults to what the log names
+
+
+def analyze_path(spec: str, *, facts: Facts | None = None, kb_dirs: Sequence[Path | str] = (),
+                 artifacts: Artifacts | None = None) -> Analysis:
     name, lines = read_lines(spec)
-    return analyze_lines(name, lines, facts=facts, kb=load_kb(kb_dirs))
+    return analyze_lines(name, lines, facts=facts, kb=load_kb(kb_dirs), artifacts=artifacts)
 
 
 def analyze_text(text: str, source: str = "<text>", *, facts: Facts | None = None,
@@ -51,9 +62,15 @@ def analyze_text(text: str, source: str = "<text>", *, facts: Facts | None = Non
 
 
 def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts | None = None,
-                  kb: KnowledgeBase | None = None) -> Analysis:
+                  kb: KnowledgeBase | None = None, artifacts: Artifacts | None = None) -> Analysis:
     log, retained = assemble(source, lines)
-    return diagnose(log, retained, kb or load_kb(), facts or {})
+    known = dict(facts or {})
+    if artifacts is not None:
+        from forensics.artifacts import facts_for
+
+        device = artifacts.device or log.environment.instance_type or log.environment.target
+        known = facts_for(artifacts.neff, artifacts.source, device) | known
+    return diagnose(log, retained, kb or load_kb(), known)
 
 
 def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, facts: Facts) -> Analysis:
@@ -136,4 +153,4 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
 
 
 
-__all__ = ["analyze_path", "analyze_text", "analyze_lines", "diagnose", "Environment"]
+__all__ = ["Artifacts", "analyze_path", "analyze_text", "analyze_lines", "diagnose", "Environment"]
