@@ -36,7 +36,7 @@ class Template:
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()
     unset_env: tuple[str, ...] = ()
-    inputs: tuple[str, ...] = ()  # files the command reads that its argv does not name
+    inputs: tuple[tuple[str, str], ...] = ()  # declared inputs: (name in the run directory or "", source)
     cwd: str | None = None  # None: each run in a fresh temporary directory
     base: str = "."  # relative paths in argv resolve against this directory
 
@@ -51,7 +51,7 @@ class Template:
         argv: list[str] = []
         for arg in self.argv:
             argv.extend(items if items is not None and arg == "{items}" else [_fill(arg, values)])
-        argv, named = self._resolve_files(argv)
+        argv, named = self._named_files(argv)
         return Variant(
             argv=tuple(argv),
             env=tuple((k, _fill(v, values)) for k, v in self.env),
@@ -61,15 +61,21 @@ class Template:
             knobs=tuple((k, str(v)) for k, v in knobs.items()),
         )
 
-    def _resolve_files(self, argv: list[str]) -> tuple[list[str], set[str]]:
-        """Argv items that name files are inputs (their content is part of the variant's identity); when
-        runs happen in a temporary directory, relative ones become absolute so the command still finds them."""
+    def _named_files(self, argv: list[str]) -> tuple[list[str], set[tuple[str, str]]]:
+        """Relative argv items that name files under the base directory are copied into each run's own
+        directory (so `python repro.py` works there and two runs never share a file) and their content is
+        part of the variant's identity. A relative path that climbs out of the base becomes absolute."""
+        if self.cwd:
+            return argv, set()  # runs happen where the files are
         resolved, named = [], set()
         for arg in argv:
-            path = os.path.join(self.cwd or self.base, arg)
-            if arg and not arg.startswith("-") and os.path.isfile(path):
-                named.add(os.path.abspath(path))
-                arg = arg if self.cwd or os.path.isabs(arg) else os.path.abspath(path)
+            path = os.path.join(self.base, arg)
+            if arg and not arg.startswith("-") and not os.path.isabs(arg) and os.path.isfile(path):
+                relative = os.path.normpath(arg)
+                if relative.startswith(".."):
+                    arg = os.path.abspath(path)
+                else:
+                    named.add((relative, os.path.abspath(path)))
             resolved.append(arg)
         return resolved, named
 
@@ -196,12 +202,12 @@ def settings(
         knob_values[name] = parse_values(name, values)
     here = Path.cwd()
     cwd_dir = cwd or (str(base / spec.cwd) if spec.cwd else None)
+    declared = [(here, p) for p in inputs or []] + [(base, p) for p in spec.inputs]
     template = Template(
         argv=tuple(argv),
         env=tuple(env_pairs.items()),
         unset_env=tuple(spec.unset_env),
-        inputs=tuple(str((here / p).resolve()) for p in inputs or [])
-        + tuple(str((base / p).resolve()) for p in spec.inputs),
+        inputs=tuple(_declared_input(origin, p, copy=not cwd_dir) for origin, p in declared),
         cwd=str(Path(cwd_dir).resolve()) if cwd_dir else None,
         base=str(base if not command else here),
     )
@@ -227,6 +233,15 @@ def settings(
         journal=journal or DEFAULT_JOURNAL,
         resume=resume,
     )
+
+
+def _declared_input(origin: Path, path: str, copy: bool) -> tuple[str, str]:
+    """An `--input` file: hashed always; copied into each run's directory when it is relative."""
+    source = (origin / path).resolve()
+    if not source.is_file():
+        raise InputError(f"input file {path} not found")
+    relative = os.path.normpath(path)
+    return (relative if copy and not os.path.isabs(path) and not relative.startswith("..") else "", str(source))
 
 
 def _argv(value: list[str] | str | None) -> list[str]:

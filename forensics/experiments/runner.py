@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -28,12 +29,12 @@ from forensics.experiments.oracle import (
     REPRODUCES,
     UNTESTABLE,
     Expectation,
-    Judgement,
     Verdict,
     judge,
 )
 
 OUTPUT_CAP = 256 * 1024  # bytes of stdout/stderr kept per run: the tail, where failures are printed
+LINK_ABOVE = 64 * 1024 * 1024  # input files larger than this are symlinked into a run's directory, not copied
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Variant:
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()  # set on top of the inherited environment
     unset_env: tuple[str, ...] = ()
-    inputs: tuple[str, ...] = ()  # absolute paths of files the command reads
+    inputs: tuple[tuple[str, str], ...] = ()  # (name in the run directory, or "" when not copied; source)
     cwd: str | None = None  # None: a fresh temporary directory per run
     knobs: tuple[tuple[str, str], ...] = ()
 
@@ -54,7 +55,7 @@ class Variant:
             "env": sorted(self.env),
             "unset_env": sorted(self.unset_env),
             "cwd": self.cwd,
-            "inputs": sorted((p, _file_digest(p, *_stamp(p))) for p in self.inputs),
+            "inputs": sorted((name, src, _file_digest(src, *_stamp(src))) for name, src in self.inputs),
         }
         return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
 
@@ -126,30 +127,47 @@ def _read_tail(path: Path) -> str:
         return f.read().decode("utf-8", errors="replace")
 
 
+def _copy_inputs(inputs: tuple[tuple[str, str], ...], run_dir: str) -> None:
+    """Give the run its own copy of each input file; very large ones (checkpoints) are linked instead."""
+    for name, source in inputs:
+        if not name:
+            continue
+        target = Path(run_dir, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.getsize(source) > LINK_ABOVE:
+            target.symlink_to(source)
+        else:
+            shutil.copy2(source, target)
+
+
+def _untestable(note: str, started: float) -> Outcome:
+    return Outcome(UNTESTABLE, None, None, time.monotonic() - started, note, "", "")
+
+
 def execute(spec: RunSpec) -> Outcome:
     """Run one variant in its own directory and process group, then judge it."""
     variant = spec.variant
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="nforensics-run-") as run_dir:
+    with tempfile.TemporaryDirectory(prefix="nforensics-run-") as root:
+        # work/ is the command's directory; its output is kept beside it, out of its sight.
+        run_dir, tmp_dir = Path(root, "work"), Path(root, "tmp")
+        run_dir.mkdir()
+        tmp_dir.mkdir()
         env = {k: v for k, v in os.environ.items() if k not in variant.unset_env}
         env.update(variant.env)
-        env["TMPDIR"] = run_dir  # compiler workdirs land in the run's own directory too
-        out_path, err_path = Path(run_dir, "stdout.txt"), Path(run_dir, "stderr.txt")
+        env["TMPDIR"] = str(tmp_dir)  # compiler workdirs stay inside the run too
+        try:
+            _copy_inputs(variant.inputs, str(run_dir))
+        except OSError as exc:
+            return _untestable(f"cannot copy input {exc.filename}: {exc.strerror}", started)
+        out_path, err_path = Path(root, "stdout"), Path(root, "stderr")
         with out_path.open("wb") as out, err_path.open("wb") as err:
             try:
-                proc = subprocess.Popen(
-                    variant.argv,
-                    cwd=variant.cwd or run_dir,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    start_new_session=True,
-                )
+                proc = subprocess.Popen(variant.argv, cwd=variant.cwd or run_dir, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=out, stderr=err, start_new_session=True)  # fmt: skip
             except OSError as exc:
                 reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
-                note = f"{reason}: {variant.argv[0]}"
-                return Outcome(UNTESTABLE, None, None, time.monotonic() - started, note, "", "")
+                return _untestable(f"{reason}: {variant.argv[0]}", started)
             with _live_lock:
                 _live_groups.add(proc.pid)
             timed_out = False
@@ -165,11 +183,9 @@ def execute(spec: RunSpec) -> Outcome:
         seconds = time.monotonic() - started  # the run itself, not the judging
         stdout, stderr = _read_tail(out_path), _read_tail(err_path)
     if timed_out:
-        judgement = Judgement(UNTESTABLE, note=f"timeout after {spec.timeout:g} s")
-    else:
-        judgement = judge(proc.returncode, stdout + "\n" + stderr, spec.expect)
-    exit_code = None if timed_out else proc.returncode
-    return Outcome(judgement.verdict, judgement.code, exit_code, seconds, judgement.note, stdout, stderr)
+        return Outcome(UNTESTABLE, None, None, seconds, f"timeout after {spec.timeout:g} s", stdout, stderr)
+    judgement = judge(proc.returncode, stdout + "\n" + stderr, spec.expect)
+    return Outcome(judgement.verdict, judgement.code, proc.returncode, seconds, judgement.note, stdout, stderr)
 
 
 class Backend(Protocol):

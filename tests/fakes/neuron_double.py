@@ -9,12 +9,13 @@ otherwise it prints a passing compile. Every run first says on stderr that it is
 Scenarios (first argument); unknown extra arguments are taken as compiler flags:
   sendrecv --n-layers N --out-dim D        seed 000: NCC_IXLV002 when N >= 2 and D <= 128
   nxdi --pipeline P --matmuls M            seed 001: DGE out-of-bound when P == nxdi and M >= OOB_MATMULS
-  chained --target T --kernels K [--mark-step]
+  chained --target T --kernels K [--mark-step yes|no]
                                            seed 002: trn1 rejects the fused NEFF when T == trn1, K >= 2
                                            and no mark_step separates the kernels
   bf16 --layers N                          seed 003: NCC_INLA001 when XLA_USE_BF16=1, --auto-cast=none
                                            (argv or NEURON_CC_FLAGS) and N >= 20
-  conv --kernel K --target T [--forward]   seed 004: NCC_ITEN404 for a KxK backward conv, K == 7, on trn1
+  conv --kernel K --target T [--direction forward|backward]
+                                           seed 004: NCC_ITEN404 for a 7x7 backward conv on trn1
   other                                    a different compiler error (NCC_EOOM001)
   ok | sleep S | oom | hang PIDFILE | flaky COUNTER
                                            runner mechanics: pass, pass after S seconds, SIGKILL itself,
@@ -75,7 +76,7 @@ def nxdi(a) -> int:
 
 
 def chained(a) -> int:
-    if a.target == "trn1" and a.kernels >= 2 and not a.mark_step:
+    if a.target == "trn1" and a.kernels >= 2 and a.mark_step == "no":
         say("RuntimeError: [NRT] Failed to load NEFF: Unsupported instruction ...",
             "(shared memory instruction not supported on NeuronCore v2)")  # fmt: skip
         return 1
@@ -95,7 +96,7 @@ def bf16(a, flags: list[str]) -> int:
 
 
 def conv(a) -> int:
-    if a.kernel == 7 and a.target == "trn1" and not a.forward:
+    if a.kernel == 7 and a.target == "trn1" and a.direction == "backward":
         say("[INTERNAL_ERROR] [NCC_ITEN404] Internal tensorizer error: BirCodeGenLoop:",
             "tensorcopy src start_partition(0) or dst start_partition(i_3) is not multiple of partitions_per_bank (32).",
             "tensorcopy: float32<1 x 12288> TongaSB partitions[1] float32 (2, 128, 21609)",
@@ -143,13 +144,13 @@ def main(argv: list[str]) -> int:
     p = sub.add_parser("chained")
     p.add_argument("--target", required=True)
     p.add_argument("--kernels", type=int, required=True)
-    p.add_argument("--mark-step", action="store_true")
+    p.add_argument("--mark-step", choices=["yes", "no"], default="no")
     p = sub.add_parser("bf16")
     p.add_argument("--layers", type=int, required=True)
     p = sub.add_parser("conv")
     p.add_argument("--kernel", type=int, required=True)
     p.add_argument("--target", required=True)
-    p.add_argument("--forward", action="store_true")
+    p.add_argument("--direction", choices=["forward", "backward"], default="backward")
     for name in ("other", "ok", "oom"):
         sub.add_parser(name)
     sub.add_parser("sleep").add_argument("seconds", type=float)

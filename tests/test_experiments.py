@@ -1,0 +1,430 @@
+"""Experiments: the oracle, the runner's isolation, sweeps, bisection, ddmin, confirm, the journal and plans.
+
+Runs are driven by tests/fakes/neuron_double.py, a TEST DOUBLE for neuronx-cc and the seed reproducers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from fakes import DOUBLE_CMD, cli, nforensics
+from forensics.experiments import strategies
+from forensics.experiments.journal import Journal, markdown_table
+from forensics.experiments.oracle import PASSES, REPRODUCES, Expectation
+from forensics.experiments.plan import Template
+from forensics.experiments.runner import Experiment, Outcome, RunSpec, execute
+
+DOUBLE = " ".join(DOUBLE_CMD)
+IXLV002 = Expectation(frozenset({"ncc_ixlv002"}), "NCC_IXLV002")
+
+
+def journal_rows(path: Path) -> list[tuple]:
+    with sqlite3.connect(path) as db:
+        return list(db.execute("SELECT session, key, attempt, verdict, stdout, stderr FROM runs ORDER BY id"))
+
+
+# ---------------------------------------------------------------- the oracle
+
+
+@pytest.mark.parametrize(
+    "args, expect, exit_code, verdict",
+    [
+        (["sendrecv", "--n-layers", "2", "--out-dim", "128"], "NCC_IXLV002", 0, "REPRODUCES"),
+        (["sendrecv", "--n-layers", "1", "--out-dim", "128"], "NCC_IXLV002", 1, "PASSES"),
+        (["other"], "NCC_IXLV002", 1, "DIFFERENT_FAILURE"),  # it failed, but not the way we expect
+        (["conv", "--kernel", "7", "--target", "trn1"], "TEN404", 0, "REPRODUCES"),  # legacy alias of NCC_ITEN404
+        (["oom"], "NCC_IXLV002", 125, "UNTESTABLE"),  # killed by SIGKILL: the host, not the bug
+    ],
+)
+def test_oracle_verdicts_and_exit_codes(args, expect, exit_code, verdict):
+    result = cli("oracle", "--expect", expect, "--", *DOUBLE_CMD, *args)
+    assert result.returncode == exit_code, result.stderr
+    assert result.stdout.startswith(verdict)
+
+
+def test_oracle_as_the_script_of_git_bisect_run(tmp_path):
+    """The installed entry point, in its own process: exit 0 means "bad" (reproduces) to git bisect."""
+    result = nforensics("oracle", "--expect", "NCC_IXLV002", "--", *DOUBLE_CMD, "sendrecv", "--n-layers", "3", "--out-dim", "64")
+    assert (result.returncode, result.stdout.split()[:2]) == (0, ["REPRODUCES", "(NCC_IXLV002,"])
+
+
+def test_oracle_timeout_and_missing_command_are_untestable():
+    slow = cli("oracle", "--expect", "NCC_IXLV002", "--timeout", "0.3", "--", *DOUBLE_CMD, "sleep", "5")
+    assert (slow.returncode, slow.stdout.split()[0]) == (125, "UNTESTABLE")
+    assert "timeout after 0.3 s" in slow.stdout
+    missing = cli("oracle", "--expect", "NCC_IXLV002", "--", "no-such-command-nforensics")
+    assert missing.returncode == 125 and "command not found" in missing.stdout
+
+
+def test_oracle_needs_expect_and_a_command():
+    result = cli("oracle", "--", "true")
+    assert result.returncode == 2 and "--expect" in result.stderr and "Traceback" not in result.stderr
+    result = cli("oracle", "--expect", "X")
+    assert result.returncode == 2 and result.stderr.startswith("nforensics: no command")
+
+
+def _live_members(pgid: int) -> list[int]:
+    """Processes (zombies excepted) whose process group is pgid, from /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == pgid and state != "Z":
+            members.append(int(entry))
+    return members
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path):
+    pidfile = tmp_path / "pids"
+    variant = Template(argv=(*DOUBLE_CMD, "hang", str(pidfile))).variant({})
+    outcome = execute(RunSpec(variant, IXLV002, timeout=1.0))
+    assert outcome.verdict == "UNTESTABLE" and "timeout" in outcome.note
+    parent, grandchild, pgid = (int(x) for x in pidfile.read_text().split())
+    assert pgid == parent  # the run had its own process group
+    deadline = time.monotonic() + 2
+    while _live_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _live_members(pgid) == [], "a process of the timed-out run is still alive"
+    assert grandchild not in _live_members(pgid)
+
+
+# ---------------------------------------------------------------- the runner through `sweep`
+
+
+def test_each_run_has_its_own_directory_and_keeps_its_output(tmp_path):
+    journal = tmp_path / "j.sqlite"
+    script = "pwd; ls; touch left-behind; echo out-{i}; echo err-{i} >&2"
+    result = cli("sweep", "--expect", "NCC_IXLV002", "--knob", "i=1,2,3", "--journal", str(journal),
+                        "--", "sh", "-c", script)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = journal_rows(journal)
+    assert [r[3] for r in rows] == [PASSES] * 3
+    directories = {r[4].splitlines()[0] for r in rows}
+    assert len(directories) == 3  # three different working directories
+    for _, _, _, _, stdout, stderr in rows:
+        assert "left-behind" not in stdout  # nothing leaks from one run into another
+        assert stdout.splitlines()[-1].startswith("out-") and stderr.strip().startswith("err-")
+    assert not any(Path(d).exists() for d in directories)  # temporary directories are removed
+
+
+def test_identical_variants_run_once(tmp_path):
+    log = tmp_path / "executions.log"
+    result = cli("sweep", "--expect", "NCC_IXLV002", "--knob", "n=2,2,1,2", "--format", "json",
+                        "--journal", str(tmp_path / "j.sqlite"),
+                        "--", *DOUBLE_CMD, "sendrecv", "--n-layers", "{n}", "--out-dim", "128", "--log", str(log))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    runs = json.loads(result.stdout)["runs"]
+    assert [r["verdict"] for r in runs] == [REPRODUCES, REPRODUCES, PASSES, REPRODUCES]
+    assert len(log.read_text().splitlines()) == 2  # n=2 once, n=1 once
+
+
+def test_sweep_json_shape_matrix_and_env_knobs(tmp_path):
+    result = cli("sweep", "--expect", "NCC_INLA001", "--knob", "bf16=0,1", "--knob", "layers=2,20",
+                        "--env", "XLA_USE_BF16={bf16}", "--env", "NEURON_CC_FLAGS=--auto-cast=none",
+                        "--format", "json", "--journal", str(tmp_path / "j.sqlite"),
+                        "--", *DOUBLE_CMD, "bf16", "--layers", "{layers}")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    runs = json.loads(result.stdout)["runs"]
+    assert all(set(r) == {"knobs", "verdict", "code", "seconds"} for r in runs)
+    table = {(r["knobs"]["bf16"], r["knobs"]["layers"]): (r["verdict"], r["code"]) for r in runs}
+    assert table == {
+        ("0", "2"): (PASSES, None),
+        ("0", "20"): (PASSES, None),
+        ("1", "2"): (PASSES, None),
+        ("1", "20"): (REPRODUCES, "NCC_INLA001"),
+    }
+
+
+def test_sweep_text_shows_a_table_and_a_progress_summary(tmp_path):
+    result = cli("sweep", "--expect", "NCC_IXLV002", "--knob", "n=1,2", "--journal", str(tmp_path / "j"),
+                        "--", *DOUBLE_CMD, "sendrecv", "--n-layers", "{n}", "--out-dim", "64")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "REPRODUCES" in result.stdout and "NCC_IXLV002" in result.stdout
+    assert "2 variants: 1 REPRODUCES, 1 PASSES" in result.stdout
+    assert "2/2" in result.stderr and "REPRODUCES 1" in result.stderr and "ETA" in result.stderr  # progress bar
+
+
+def test_repeat_marks_flaky_verdicts_and_a_tie_is_not_reproducing(tmp_path):
+    result = cli("sweep", "--expect", "NCC_IXLV002", "--knob", "x=a", "--repeat", "4", "--workers", "1",
+                        "--format", "json", "--journal", str(tmp_path / "j"),
+                        "--", *DOUBLE_CMD, "flaky", str(tmp_path / "counter-{x}"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (run,) = json.loads(result.stdout)["runs"]
+    assert run["flaky"] == "2/4 reproduce"
+    assert run["verdict"] == PASSES
+    assert len(journal_rows(tmp_path / "j")) == 4
+
+
+def test_usage_errors_are_one_line(tmp_path):
+    cases = [
+        (["sweep", "--knob", "n=1", "--", "echo", "{n}"], "--expect CODE is required"),
+        (["sweep", "--expect", "X", "--knob", "n=1", "--", "echo", "hi"], "knob n is not used by the command"),
+        (["sweep", "--expect", "X", "--knob", "n", "--", "echo", "{n}"], "--knob must look like NAME=VALUE"),
+        (["bisect", "--expect", "X", "--knob", "n=5..1", "--", "echo", "{n}"], "runs backwards"),
+        (["reduce", "--expect", "X", "--items", "a b", "--", "echo"], "needs {items} in the command"),
+        (["sweep", "--plan", str(tmp_path / "missing.toml")], "cannot read plan"),
+    ]
+    for args, message in cases:
+        result = cli(*args, "--journal", str(tmp_path / "j"), cwd=tmp_path)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr and "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------- bisect
+
+
+def test_bisect_finds_the_boundary_within_budget(tmp_path):
+    log = tmp_path / "executions.log"
+    result = cli("bisect", "--expect", "NCC_INLA001", "--knob", "layers=1..40", "--format", "json",
+                        "--env", "XLA_USE_BF16=1", "--env", "NEURON_CC_FLAGS=--auto-cast=none",
+                        "--journal", str(tmp_path / "j"),
+                        "--", *DOUBLE_CMD, "bf16", "--layers", "{layers}", "--log", str(log))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"boundary", "runs", "monotone"}
+    assert data["boundary"] == "20" and data["monotone"] is True
+    assert data["runs"] <= math.ceil(math.log2(40)) + 2
+    assert len(log.read_text().splitlines()) == data["runs"]  # every run counted, none repeated
+
+
+def test_bisect_warns_when_not_monotone(tmp_path):
+    # Two kernel calls fail with a small projection and pass with a large one: decreasing, not increasing.
+    result = cli("bisect", "--expect", "NCC_IXLV002", "--knob", "d=64,128,256,2048", "--format", "json",
+                        "--journal", str(tmp_path / "j"),
+                        "--", *DOUBLE_CMD, "sendrecv", "--n-layers", "2", "--out-dim", "{d}")  # fmt: skip
+    data = json.loads(result.stdout)
+    assert data["monotone"] is False and data["runs"] == 2
+    assert "not monotone in d" in result.stderr
+
+
+def test_bisect_never_counts_a_different_failure_as_reproducing(tmp_path):
+    # Every value fails, but with NCC_EOOM001: there is no boundary for NCC_IXLV002.
+    result = cli("bisect", "--expect", "NCC_IXLV002", "--knob", "n=1..8", "--format", "json",
+                        "--journal", str(tmp_path / "j"), "--", *DOUBLE_CMD, "other", "--n={n}")  # fmt: skip
+    assert json.loads(result.stdout) == {"boundary": None, "runs": 2, "monotone": True}
+    assert result.returncode == 1
+
+
+class PredicateBackend:
+    """An in-memory Backend (the interface a cluster backend implements): judges a variant by a predicate."""
+
+    workers = 3
+
+    def __init__(self, predicate) -> None:
+        self.predicate = predicate
+        self.calls = 0
+
+    def run(self, specs):
+        for spec in specs:
+            self.calls += 1
+            verdict = REPRODUCES if self.predicate(spec.variant.argv[1:]) else PASSES
+            yield spec, Outcome(verdict, None, 0, 0.0, "", "", "")
+
+    def close(self) -> None:
+        pass
+
+
+def _experiment(tmp_path: Path, predicate) -> Experiment:
+    journal = Journal(tmp_path / f"j{random.random()}.sqlite")
+    session = journal.open_session("test", "X", {}, resume=False)
+    return Experiment(journal, session, PredicateBackend(predicate), IXLV002)
+
+
+def test_bisect_run_budget_over_many_boundaries(tmp_path):
+    rng = random.Random(7)
+    for n in [1, 2, 3, 5, 8, 13, 64, 100]:
+        for boundary in sorted({0, n - 1, n, *(rng.randrange(n) for _ in range(3))}):
+            exp = _experiment(tmp_path, lambda argv, b=boundary: int(argv[0]) >= b)
+            result = strategies.bisect(exp, Template(argv=("cmd", "{k}")), "k", [str(i) for i in range(n)])
+            assert result.runs <= math.ceil(math.log2(n)) + 2, (n, boundary)
+            assert result.boundary == (str(boundary) if boundary < n else None)
+            assert exp.backend.calls == result.runs  # no value run twice
+            exp.journal.close()
+
+
+# ---------------------------------------------------------------- reduce (ddmin)
+
+
+def test_ddmin_is_one_minimal_and_exact_for_monotone_failures(tmp_path):
+    rng = random.Random(11)
+    for trial in range(25):
+        items = [f"item-{i}" for i in range(rng.randint(1, 16))]
+        target = set(rng.sample(items, rng.randint(0, min(3, len(items)))))
+        exp = _experiment(tmp_path, lambda argv, t=target: t <= set(argv))
+        result = strategies.reduce(exp, Template(argv=("cmd", "{items}")), items, batch=rng.choice([1, 3]))
+        assert set(result.minimal) == target, (items, target)
+        assert exp.backend.calls == result.runs  # a subset is never tested twice
+        exp.journal.close()
+
+
+def test_ddmin_result_is_one_minimal_for_an_arbitrary_predicate(tmp_path):
+    rng = random.Random(5)
+    for trial in range(25):
+        items = [f"item-{i}" for i in range(rng.randint(2, 10))]
+        verdicts: dict[frozenset, bool] = {}
+
+        def fails(argv, verdicts=verdicts):  # a random but deterministic, non-monotone predicate
+            return verdicts.setdefault(frozenset(argv), len(argv) == len(items) or rng.random() < 0.3)
+
+        exp = _experiment(tmp_path, fails)
+        result = strategies.reduce(exp, Template(argv=("cmd", "{items}")), items, batch=2)
+        assert fails(result.minimal)
+        for dropped in result.minimal:  # 1-minimal: removing any single item stops the failure
+            assert not fails([i for i in result.minimal if i != dropped])
+        exp.journal.close()
+
+
+def test_reduce_cli_finds_the_two_settings_that_trigger_inla001(tmp_path):
+    items = "FOO=1 XLA_USE_BF16=1 BAR=2 NEURON_CC_FLAGS=--auto-cast=none BAZ=3 QUX=4"
+    result = cli("reduce", "--expect", "NCC_INLA001", "--items", items, "--format", "json",
+                        "--journal", str(tmp_path / "j"), "--", "env", "{items}", *DOUBLE_CMD, "bf16", "--layers", "20")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"minimal", "runs"}
+    assert data["minimal"] == ["XLA_USE_BF16=1", "NEURON_CC_FLAGS=--auto-cast=none"]
+    assert data["runs"] == len(journal_rows(tmp_path / "j"))
+    for dropped in data["minimal"]:  # 1-minimal, checked with the oracle itself
+        rest = [i for i in data["minimal"] if i != dropped]
+        check = cli("oracle", "--expect", "NCC_INLA001", "--", "env", *rest, *DOUBLE_CMD, "bf16", "--layers", "20")
+        assert check.returncode == 1
+
+
+def test_reduce_flags_and_a_different_failure_is_not_reproducing(tmp_path):
+    flags = "--enable-saturate-infinity -O1 --auto-cast=none --model-type=transformer"
+    ok = cli("reduce", "--expect", "NCC_INLA001", "--items", flags, "--env", "XLA_USE_BF16=1",
+                    "--journal", str(tmp_path / "j"), "--", *DOUBLE_CMD, "bf16", "--layers", "40", "{items}")  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("minimal: --auto-cast=none\n")
+    other = cli("reduce", "--expect", "NCC_INLA001", "--items", flags, "--format", "json",
+                       "--journal", str(tmp_path / "j2"), "--", *DOUBLE_CMD, "other", "{items}")  # fmt: skip
+    assert json.loads(other.stdout) == {"minimal": None, "runs": 2}
+    assert other.returncode == 1 and "does not reproduce" in other.stderr
+
+
+# ---------------------------------------------------------------- journal: Markdown, CSV, Parquet
+
+
+def test_journal_markdown_csv_and_parquet(tmp_path):
+    journal, csv, parquet = tmp_path / "j.sqlite", tmp_path / "runs.csv", tmp_path / "runs.parquet"
+    result = cli("sweep", "--expect", "NCC_IXLV002", "--knob", "n=1,2", "--knob", "d=128,2048",
+                        "--journal", str(journal), "--csv", str(csv), "--parquet", str(parquet),
+                        "--", *DOUBLE_CMD, "sendrecv", "--n-layers", "{n}", "--out-dim", "{d}")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    markdown = markdown_table(journal)
+    lines = markdown.splitlines()
+    assert lines[0] == "`nforensics sweep` expecting `NCC_IXLV002` (4 runs):"
+    assert lines[2] == "| # | n | d | command | env | verdict | code | seconds |"
+    assert sum("| REPRODUCES | NCC_IXLV002 |" in line for line in lines) == 1
+    import pandas as pd
+
+    for frame in (pd.read_csv(csv), pd.read_parquet(parquet)):
+        assert len(frame) == 4
+        assert set(frame.columns) >= {"knob.n", "knob.d", "verdict", "code", "seconds", "command"}
+        failing = frame[frame.verdict == REPRODUCES]
+        assert [(str(r["knob.n"]), str(r["knob.d"])) for _, r in failing.iterrows()] == [("2", "128")]
+
+
+def test_markdown_table_of_a_missing_journal_is_an_input_error(tmp_path):
+    from forensics.errors import InputError
+
+    with pytest.raises(InputError, match="no experiment journal"):
+        markdown_table(tmp_path / "nothing.sqlite")
+
+
+# ---------------------------------------------------------------- plans
+
+
+def test_plan_file_with_cases_and_a_command_relative_to_the_plan(tmp_path):
+    team = tmp_path / "repro"
+    team.mkdir()
+    (team / "repro.py").write_text(
+        "import runpy, sys\n"
+        f"sys.argv = [{DOUBLE_CMD[1]!r}] + sys.argv[1:]\n"
+        f"runpy.run_path({DOUBLE_CMD[1]!r}, run_name='__main__')\n"
+    )
+    (team / "plan.toml").write_text(
+        'expect = "NCC_ITEN404"\n'
+        f'command = ["{DOUBLE_CMD[0]}", "repro.py", "conv", "--kernel", "{{k}}", "--target", "{{target}}"]\n'
+        "cases = [{k = 7, target = 'trn1'}, {k = 3, target = 'trn1'}, {k = 7, target = 'trn2'}]\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = cli("sweep", "--plan", str(team / "plan.toml"), "--format", "json", cwd=elsewhere)
+    assert result.returncode == 0, result.stderr
+    verdicts = [(r["knobs"]["k"], r["knobs"]["target"], r["verdict"]) for r in json.loads(result.stdout)["runs"]]
+    assert verdicts == [("7", "trn1", REPRODUCES), ("3", "trn1", PASSES), ("7", "trn2", PASSES)]
+    assert (elsewhere / ".nforensics" / "journal.sqlite").is_file()  # the default journal
+
+
+def test_a_bad_plan_names_the_field(tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text('expect = "X"\ncommand = ["echo"]\nknobz = {a = [1]}\n')
+    result = cli("sweep", "--plan", str(plan), cwd=tmp_path)
+    assert result.returncode == 2 and "knobz" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_changing_an_input_file_makes_a_new_variant(tmp_path):
+    script = tmp_path / "repro.sh"
+    script.write_text("echo first\n")
+    journal = tmp_path / "j"
+    args = ["sweep", "--expect", "X", "--knob", "n=1", "--journal", str(journal), "--resume", "--", "sh", "repro.sh", "{n}"]
+    assert cli(*args, cwd=tmp_path).returncode == 0
+    assert cli(*args, cwd=tmp_path).returncode == 0  # resumed: nothing new to run
+    assert len(journal_rows(journal)) == 1
+    script.write_text("echo second\n")
+    assert cli(*args, cwd=tmp_path).returncode == 0
+    rows = journal_rows(journal)
+    assert len(rows) == 2 and rows[1][4].strip() == "second"
+
+
+# ---------------------------------------------------------------- confirm
+
+
+def test_confirm_runs_the_knowledge_base_checks(tmp_path):
+    log = tmp_path / "failure.log"
+    failing = subprocess.run([*DOUBLE_CMD, "sendrecv", "--n-layers", "2", "--out-dim", "128"], capture_output=True, text=True)
+    log.write_text(failing.stderr)
+    repro = f"{DOUBLE} sendrecv --n-layers {{n_layers}} --out-dim {{out_dim}}"
+    result = cli("confirm", str(log), "--repro", repro, "--knob", "n_layers=2", "--knob", "out_dim=128",
+                        "--format", "json", "--journal", str(tmp_path / "j"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["code"] == "NCC_IXLV002" and data["baseline"]["verdict"] == REPRODUCES
+    status = {h["id"]: (h["status"], h["run"] and h["run"]["knobs"]) for h in data["hypotheses"]}
+    assert status["sendrecv-kernel-called-twice"] == ("confirmed", {"n_layers": "1", "out_dim": "128"})
+    assert status["small-output-matmul-after-kernel"] == ("confirmed", {"n_layers": "2", "out_dim": "2048"})
+    assert status["lnc2-default-on-trn2"][0] == "not checked"
+
+    # A reproducer that ignores out_dim: raising it changes nothing, so that hypothesis is refuted.
+    deaf = f"{DOUBLE} sendrecv --n-layers {{n_layers}} --out-dim 128 --tag={{out_dim}}"
+    text = cli("confirm", str(log), "--repro", deaf, "--knob", "n_layers=2", "--knob", "out_dim=128",
+                      "--journal", str(tmp_path / "j2"))  # fmt: skip
+    assert text.returncode == 0, text.stderr
+    line = next(l for l in text.stdout.splitlines() if "small-output-matmul" in l)
+    assert "refuted" in line
+    assert "confirmed" in next(l for l in text.stdout.splitlines() if "sendrecv-kernel-called" in l)
+    assert "baseline: REPRODUCES" in text.stdout
+
+
+def test_confirm_when_the_baseline_does_not_reproduce(tmp_path):
+    log = tmp_path / "failure.log"
+    log.write_text("[INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers to have name\n"
+                   "A, but core barrier 1 in subgraph 0\non core 1 has name B\n")  # fmt: skip
+    repro = f"{DOUBLE} sendrecv --n-layers {{n_layers}} --out-dim {{out_dim}}"
+    result = cli("confirm", str(log), "--repro", repro, "--knob", "n_layers=2", "--knob", "out_dim=4096",
+                        "--format", "json", "--journal", str(tmp_path / "j"))  # fmt: skip
+    data = json.loads(result.stdout)
+    assert result.returncode == 1 and data["baseline"]["verdict"] == PASSES
+    assert {h["status"] for h in data["hypotheses"] if h["run"]} == {"inconclusive"}
