@@ -39,6 +39,9 @@ def _root(
     """Explain, confirm and report AWS Neuron toolchain failures."""
 
 
+_KB = typer.Option([], "--kb", help="Extra signature pack: a folder of TOML files (repeatable).")
+
+
 @app.command()
 def explain(
     inputs: List[str] = typer.Argument(..., help="Log files, folders (searched recursively) or '-' for standard input."),
@@ -48,12 +51,18 @@ def explain(
     ),
     glob: str = typer.Option("*", "--glob", help="Which files to read inside folders, e.g. '*.log'."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when failures are diagnosed (advisory CI)."),
+    kb: List[Path] = _KB,
+    neff: Optional[Path] = typer.Option(None, "--neff", help="The NEFF that failed: its target and features feed the hypotheses."),
+    source: Optional[Path] = typer.Option(None, "--source", help="The NKI kernel / calling script (.py): kernel facts feed the hypotheses."),
+    device: Optional[str] = typer.Option(None, "--device", help="The device it ran on (trn1, inf2, trn2 or an instance type); default: what the log says."),
 ) -> None:
     """Explain what failed in a neuronx-cc / Neuron Runtime / torch-neuronx / NKI log."""
     from forensics.ci import analyze_inputs, exit_code, parse_formats, write_outputs
+    from forensics.diagnose import Artifacts
 
     requests = parse_formats(format)
-    analyses, skipped = analyze_inputs(inputs, glob)
+    artifacts = Artifacts(neff, source, device) if neff or source or device else None
+    analyses, skipped = analyze_inputs(inputs, glob, kb, artifacts)
     for reason in skipped:
         sys.stderr.write(f"nforensics: skipped {reason}\n")
     write_outputs(analyses, requests, sys.stdout)
@@ -118,6 +127,35 @@ def env(format: str = typer.Option("text", "--format", "-f", help="text or json.
     if format not in ("text", "json"):
         raise InputError(f"unknown format {format!r}: use text or json")
     sys.stdout.write(render_probe(probe(), format, Redactor()))
+
+
+@app.command()
+def codes(
+    key: Optional[str] = typer.Argument(None, help="A code (NCC_EOOM001, TEN404, NRT_EXEC_OOB) or signature id: print its entry."),
+    component: Optional[str] = typer.Option(None, "--component", help="compiler, runtime, framework, nki or environment."),
+    prefix: Optional[str] = typer.Option(None, "--prefix", help="Only codes starting with this, e.g. NCC_E."),
+    status: Optional[str] = typer.Option(None, "--status", help="open, fixed, user-error or environment."),
+    format: str = typer.Option("text", "--format", "-f", help="text or json."),
+    kb: List[Path] = _KB,
+) -> None:
+    """List the signature catalogue, or print one entry in full (like `ruff rule`)."""
+    import shutil
+
+    from forensics.knowledge import load_kb
+    from forensics.render.catalogue import lookup, render_entries, render_table, select
+
+    if format not in ("text", "json"):
+        raise InputError(f"unknown format {format!r}: use text or json")
+    knowledge = load_kb(kb)
+    if key is None:
+        listing = select(knowledge.signatures, component=component, prefix=prefix, status=status)
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200  # piped: one row per line
+        sys.stdout.write(render_table(listing, format, width=width))
+        return
+    entries = lookup(knowledge, key)
+    if not entries:
+        raise InputError(f"no signature has the code or id {key!r} (list them with `nforensics codes`)")
+    sys.stdout.write(render_entries(entries, format))
 
 
 # ---------------------------------------------------------------- artifacts: NEFF files, compile cache, NKI source
@@ -323,7 +361,9 @@ def main() -> None:
         sys.exit(130)
     except Exception as exc:  # click usage errors and anything unexpected: one line, exit 2
         if hasattr(exc, "format_message"):  # click's usage errors (typer vendors click as typer._click)
-            sys.stderr.write(f"nforensics: {exc.format_message()}\n")
+            message = exc.format_message()
+            if message:  # empty when click already printed the help (no arguments given)
+                sys.stderr.write(f"nforensics: {message}\n")
             sys.exit(EXIT_USAGE)
         sys.stderr.write(f"nforensics: internal error: {type(exc).__name__}: {exc}\n")
         sys.exit(EXIT_USAGE)

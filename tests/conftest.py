@@ -19,6 +19,12 @@ def run_cli(*args: str, input: bytes | None = None, env: dict | None = None) -> 
                           cwd=REPO, env=env, timeout=120)
 
 
+def run_cli_text(*args: str, input: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """run_cli with stdout and stderr decoded, for tests that compare what the user reads."""
+    result = run_cli(*args, input=input, env=env)
+    return subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode(), result.stderr.decode())
+
+
 @pytest.fixture
 def shared() -> Path:
     if not SHARED.is_dir():

@@ -6,14 +6,21 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from os import PathLike
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from forensics.errors import InputError
 from forensics.knowledge.schema import Signature
 
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
 BUILTIN_DIR = Path(__file__).resolve().parent / "signatures"
+ENTRY_POINT_GROUP = "nforensics.signatures"  # installed packs: each entry point names a folder of TOML files
 
 
 @dataclass(frozen=True)
@@ -71,11 +78,53 @@ def _builtin() -> KnowledgeBase:
     return build(_load_dir(BUILTIN_DIR))
 
 
-def load_kb(extra_dirs: Sequence[Path | str] = ()) -> KnowledgeBase:
-    """The built-in catalogue plus the given packs."""
-    if not extra_dirs:
-        return _builtin()
+def builtin_kb() -> KnowledgeBase:
+    """Only the catalogue shipped in forensics/knowledge/signatures/ (what docs/signatures/ documents)."""
+    return _builtin()
+
+
+def _pack_folder(entry_point: EntryPoint) -> Path:
+    """The folder an entry point of the pack group names: a package (its folder), a path, or a callable
+    returning a path."""
+    dist = getattr(entry_point.dist, "name", None)
+    origin = f"signature pack entry point '{entry_point.name} = {entry_point.value}'" + (f" (from {dist})" if dist else "")
+    try:
+        target = entry_point.load()
+    except Exception as exc:  # whatever the pack's import raises, the user needs its name, not a traceback
+        raise InputError(f"{origin}: cannot be loaded ({type(exc).__name__}: {exc})") from None
+    if isinstance(target, ModuleType):
+        if not hasattr(target, "__path__"):
+            raise InputError(f"{origin}: names a module; it must name a package whose folder holds the TOML files")
+        return Path(next(iter(target.__path__)))
+    if callable(target):
+        target = target()
+    if isinstance(target, (str, PathLike)):
+        return Path(target)
+    raise InputError(f"{origin}: gives a {type(target).__name__}, not a folder of TOML files")
+
+
+@cache
+def installed_packs() -> tuple[Path, ...]:
+    """Folders of the signature packs that installed distributions declare under the entry point group
+    `nforensics.signatures`, e.g. `[project.entry-points."nforensics.signatures"] team = "team_kb"`."""
+    from importlib.metadata import entry_points
+
+    return tuple(_pack_folder(ep) for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name))
+
+
+@cache
+def _with_packs(folders: tuple[str, ...]) -> KnowledgeBase:
     signatures = list(_builtin().signatures)
-    for directory in extra_dirs:
-        signatures.extend(_load_dir(Path(directory)))
+    for folder in folders:
+        pack = _load_dir(Path(folder))
+        if not pack:
+            raise InputError(f"{folder}: no *.toml signature files in this pack folder")
+        signatures.extend(pack)
     return build(signatures)
+
+
+def load_kb(extra_dirs: Sequence[Path | str] = ()) -> KnowledgeBase:
+    """The built-in catalogue, then the installed packs (entry points), then the given folders (--kb).
+    A later pack's signature replaces an earlier one with the same id."""
+    folders = tuple(str(folder) for folder in (*installed_packs(), *extra_dirs))
+    return _with_packs(folders) if folders else _builtin()

@@ -11,12 +11,13 @@ import json
 from collections.abc import Iterable, Sequence
 
 from forensics.diagnose.versions import resolve_fixed_in
+from forensics.knowledge import KnowledgeBase
 from forensics.knowledge.schema import EvidenceRule, Signature
 from forensics.records import Environment
 from forensics.render.markdown import cell, code_block, code_span
 
-# Where a page in docs/signatures/ finds the sample logs (forensics/knowledge/sample_logs/).
-SAMPLE_LOG_LINK = "../../forensics/knowledge/sample_logs/"
+# Where a page in docs/signatures/ finds the sample logs (sample_logs/ at the top of the repository).
+SAMPLE_LOG_LINK = "../../sample_logs/"
 
 
 def codes_of(signature: Signature) -> list[str]:
@@ -43,13 +44,11 @@ def select(
     return sorted(picked, key=lambda s: (s.code or "~", s.id))
 
 
-def lookup(signatures: Iterable[Signature], key: str) -> list[Signature]:
-    """Signatures whose id, code or alias is `key` (several when one code has several causes)."""
-    wanted = key.strip().upper()
-    return sorted(
-        (s for s in signatures if s.id.upper() == wanted or wanted in (c.upper() for c in codes_of(s))),
-        key=lambda s: s.id,
-    )
+def lookup(kb: KnowledgeBase, key: str) -> list[Signature]:
+    """The signature with this id, else every signature printed with this code or alias (one code can
+    have several causes, told apart by their message)."""
+    by_id = [s for s in kb.signatures if s.id == key.strip().lower()]
+    return by_id or list(kb.by_code.get(key.strip().upper(), ()))
 
 
 def _row(signature: Signature) -> dict[str, object]:
@@ -67,21 +66,24 @@ def _row(signature: Signature) -> dict[str, object]:
 
 
 def render_table(signatures: Sequence[Signature], format: str = "text", width: int = 120) -> str:
-    """The `nforensics codes` listing: a rich table, or a JSON array of the same columns."""
+    """The `nforensics codes` listing: a rich table (code +N = N more aliases), or a JSON array."""
     if format == "json":
         return json.dumps([_row(s) for s in signatures], indent=2) + "\n"
     from rich.console import Console
     from rich.table import Table
 
     table = Table(show_lines=False, pad_edge=False, box=None, header_style="bold")
-    for column, style in (("code", "bold"), ("signature", "cyan"), ("component", ""), ("status", ""), ("title", "")):
-        table.add_column(column, style=style, overflow="fold")
+    for column in ("code", "signature", "component", "status"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("title", overflow="fold", min_width=20)
     for s in signatures:
-        code = ", ".join(codes_of(s)) or "-"
+        codes = codes_of(s)
+        code = (codes[0] + (f" +{len(codes) - 1}" if len(codes) > 1 else "")) if codes else "-"
         table.add_row(code, s.id, s.component, s.status, s.title)
     out = io.StringIO()
     Console(file=out, width=width, force_terminal=False, no_color=True).print(table)
-    return out.getvalue() + f"\n{len(signatures)} signature(s). Full entry: nforensics codes <code or signature>\n"
+    lines = "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+    return lines + f"\n\n{len(signatures)} signature(s). Full entry: nforensics codes <code or signature>\n"
 
 
 def render_entries(signatures: Sequence[Signature], format: str = "text") -> str:

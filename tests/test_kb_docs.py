@@ -1,0 +1,103 @@
+"""The catalogue is complete and its docs are current: every signature has its sections, sample log and
+[test]; docs/signatures/ is what tools/gen_signature_docs.py would write; `nforensics codes` shows it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, run_cli, run_cli_text as cli
+
+from forensics.knowledge import builtin_kb
+from forensics.knowledge.docs import missing_sections
+from forensics.knowledge.schema import Signature
+from forensics.render.catalogue import docs_pages
+
+SIGNATURES = builtin_kb().signatures
+GENERATE = [sys.executable, str(REPO / "tools" / "gen_signature_docs.py")]
+
+
+@pytest.mark.parametrize("signature", SIGNATURES, ids=lambda s: s.id)
+def test_signature_documents_every_required_section(signature):
+    assert missing_sections(signature) == []
+
+
+def test_an_incomplete_signature_is_reported(tmp_path):
+    bare = Signature(id="team-bare", title="Bare", component="compiler", summary="", meaning="Why.",
+                     match={"codes": ["TEAM001"]}, sample_log="team_bare.log", fields={"size": "int"})
+    problems = missing_sections(bare, sample_logs=tmp_path)
+    assert problems == [
+        "summary (what it is) is empty",
+        "no [[hypotheses]]",
+        "no [[workarounds]]",
+        "no [[references]] (link the public source)",
+        "sample log sample_logs/team_bare.log is missing",
+        "[test.fields] gives none of the extracted [fields]",
+    ]
+
+
+def test_docs_pages_are_current():
+    pages = docs_pages(SIGNATURES)
+    out = REPO / "docs" / "signatures"
+    on_disk = {p.name: p.read_text(encoding="utf-8") for p in out.glob("*.md")}
+    stale = sorted(n for n in pages if on_disk.get(n) != pages[n]) + sorted(set(on_disk) - set(pages))
+    assert not stale, f"docs/signatures is stale ({stale[:5]}...): run python tools/gen_signature_docs.py"
+
+
+def test_generator_check_fails_on_stale_docs_and_passes_after_writing(tmp_path):
+    out = tmp_path / "signatures"
+
+    def stale_report() -> list[str]:
+        checked = subprocess.run([*GENERATE, "--check", "--out", str(out)], capture_output=True, text=True)
+        stale = [line for line in checked.stdout.splitlines() if line.endswith("stale, run python tools/gen_signature_docs.py")]
+        assert not stale or checked.returncode == 1
+        return stale
+
+    assert len(stale_report()) == len(SIGNATURES) + 1  # nothing written yet: every page and the index
+    subprocess.run([*GENERATE, "--out", str(out)], check=True, capture_output=True)
+    assert stale_report() == []
+    (out / "gone-signature.md").write_text("# removed signature\n")
+    assert stale_report() == [f"{out / 'gone-signature.md'}: stale, run python tools/gen_signature_docs.py"]
+    subprocess.run([*GENERATE, "--out", str(out)], check=True, capture_output=True)
+    assert not (out / "gone-signature.md").exists() and stale_report() == []
+    index = (out / "index.md").read_text()
+    assert all(f"]({s.id}.md)" in index for s in SIGNATURES)
+
+
+def test_every_signature_page_has_the_entry_sections():
+    for name, text in docs_pages(SIGNATURES).items():
+        if name == "index.md":
+            continue
+        for heading in ("## What it is", "## Why it happens", "## How it is recognised", "## Fixed in", "## Example"):
+            assert heading in text, f"{name}: {heading}"
+
+
+def test_codes_lists_and_filters_the_catalogue():
+    listing = cli("codes", "--prefix", "NCC_E", "--format", "json")
+    assert listing.returncode == 0, listing.stderr
+    rows = json.loads(listing.stdout)
+    assert rows and all(any(c.startswith("NCC_E") for c in [r["code"] or "", *r["aliases"]]) for r in rows)
+    runtime = json.loads(cli("codes", "--component", "runtime", "--format", "json").stdout)
+    assert runtime and {r["component"] for r in runtime} == {"runtime"}
+    text = cli("codes", "--status", "open")
+    assert text.returncode == 0 and "signature(s)" in text.stdout
+    assert all(s.id in text.stdout for s in SIGNATURES if s.status == "open")
+
+
+def test_codes_prints_a_full_entry_by_code_or_id():
+    signature = next(s for s in SIGNATURES if s.code and s.workarounds and any(w.code for w in s.workarounds))
+    by_code = cli("codes", signature.code.lower())
+    assert by_code.returncode == 0, by_code.stderr
+    for part in (signature.title, "## What it is", "## Why it happens", "## Hypotheses", "## Workarounds", "```"):
+        assert part in by_code.stdout
+    by_id = cli("codes", signature.id, "--format", "json")
+    assert [e["id"] for e in json.loads(by_id.stdout)] == [signature.id]
+
+
+def test_codes_unknown_key_is_an_input_error():
+    result = cli("codes", "NCC_ZZZ999")
+    assert result.returncode == 2
+    assert result.stderr.startswith("nforensics: no signature has the code or id 'NCC_ZZZ999'")

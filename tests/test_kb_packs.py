@@ -1,0 +1,136 @@
+"""Teams' own signature packs: `--kb DIR` and installed packs (entry point group nforensics.signatures).
+
+The packs are synthetic, written by each test: a good one must be listed, printed and diagnosed; a bad one
+must stop the CLI with one line naming the file and the field, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import REPO, run_cli, run_cli_text as cli
+
+
+PACK_SIGNATURE = """
+id = "team-widget-overflow"
+code = "TEAM_EWID001"
+title = "Widget buffer overflow in the team's custom op"
+component = "framework"
+sample_log = "team_widget_overflow.log"
+summary = "The custom widget op ran past its buffer."
+meaning = "Our widget op sizes its buffer from the first batch only."
+
+[match]
+codes = ["TEAM_EWID001"]
+patterns = ['widget buffer overflow at slot \\d+']
+priority = 70
+
+[[extract]]
+pattern = 'overflow at slot (?P<slot>\\d+)'
+
+[fields]
+slot = "int"
+
+[[hypotheses]]
+id = "batch-grew"
+title = "A later batch is larger than the first"
+prior = 0.6
+
+[[workarounds]]
+title = "Pad every batch to the largest size"
+code = "pad_to(max_batch)"
+language = "python"
+
+[[references]]
+title = "Team runbook"
+url = "https://example.invalid/runbook"
+"""
+LOG = "2024-05-01 10:00:00 ERROR [widget] widget buffer overflow at slot 17\n"
+
+
+def write_pack(folder: Path, text: str = PACK_SIGNATURE, name: str = "team-widget-overflow.toml") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_kb_pack_is_listed_printed_and_diagnosed(tmp_path):
+    pack = write_pack(tmp_path / "pack")
+    listed = cli("codes", "--kb", str(pack), "--prefix", "TEAM_", "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    assert [r["id"] for r in json.loads(listed.stdout)] == ["team-widget-overflow"]
+    entry = cli("codes", "--kb", str(pack), "team_ewid001")
+    assert entry.returncode == 0 and "# TEAM_EWID001: Widget buffer overflow" in entry.stdout
+    assert "pad_to(max_batch)" in entry.stdout
+    log = tmp_path / "job.log"
+    log.write_text(LOG)
+    explained = cli("explain", "--kb", str(pack), str(log), "--format", "json")
+    assert explained.returncode == 1, explained.stderr
+    finding = json.loads(explained.stdout)["findings"][0]
+    assert (finding["signature"], finding["fields"], finding["generic"]) == ("team-widget-overflow", {"slot": 17}, False)
+
+
+def test_without_the_pack_its_code_is_unknown(tmp_path):
+    assert run_cli("codes", "TEAM_EWID001").returncode == 2
+
+
+def test_bad_pack_names_the_file_and_the_field(tmp_path):
+    broken = PACK_SIGNATURE.replace('title = "A later batch is larger than the first"\n', "")
+    pack = write_pack(tmp_path / "pack", broken)
+    result = cli("codes", "--kb", str(pack))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"nforensics: {pack / 'team-widget-overflow.toml'}: field 'hypotheses.0.title': Field required\n"
+    )
+
+
+def test_bad_regex_and_bad_toml_name_the_file(tmp_path):
+    pack = write_pack(tmp_path / "regex", PACK_SIGNATURE.replace("slot \\d+", "slot (\\d+"))
+    result = cli("codes", "--kb", str(pack))
+    assert result.returncode == 2 and "field 'match.patterns'" in result.stderr and "Traceback" not in result.stderr
+    pack = write_pack(tmp_path / "toml", "id = \n")
+    result = cli("explain", "--kb", str(pack), "-", input=b"")
+    assert result.returncode == 2 and "team-widget-overflow.toml: not valid TOML" in result.stderr
+
+
+def test_missing_or_empty_pack_folder_is_an_input_error(tmp_path):
+    missing = cli("codes", "--kb", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "signature pack folder not found" in missing.stderr
+    (tmp_path / "empty").mkdir()
+    empty = cli("codes", "--kb", str(tmp_path / "empty"))
+    assert empty.returncode == 2 and "no *.toml signature files" in empty.stderr
+
+
+def _install_fake_distribution(site: Path, entry_point: str) -> None:
+    """A distribution as pip would leave it: a *.dist-info with entry_points.txt, no pip needed."""
+    info = site / "team_kb-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: team-kb\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[nforensics.signatures]\nteam = {entry_point}\n")
+
+
+def _env_with(site: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+
+
+def test_installed_pack_is_found_through_its_entry_point(tmp_path):
+    site = tmp_path / "site"
+    write_pack(site / "team_kb")
+    (site / "team_kb" / "__init__.py").write_text("")
+    _install_fake_distribution(site, "team_kb")
+    result = cli("codes", "TEAM_EWID001", "--format", "json", env=_env_with(site))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)[0]["id"] == "team-widget-overflow"
+
+
+def test_broken_entry_point_names_the_entry_point(tmp_path):
+    site = tmp_path / "site"
+    _install_fake_distribution(site, "team_kb_missing")
+    result = cli("codes", env=_env_with(site))
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        "nforensics: signature pack entry point 'team = team_kb_missing' (from team-kb): cannot be loaded (ModuleNotFoundError"
+    )

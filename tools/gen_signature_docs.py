@@ -1,0 +1,56 @@
+"""Write docs/signatures/<id>.md and docs/signatures/index.md from the signature TOML files.
+
+    python tools/gen_signature_docs.py            # regenerate (removes pages of deleted signatures)
+    python tools/gen_signature_docs.py --check    # exit 1 if a page is stale or a signature is incomplete
+
+The pages are the same Markdown entries `nforensics codes <code>` prints (forensics/render/catalogue.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from forensics.knowledge import builtin_kb  # noqa: E402
+from forensics.knowledge.docs import missing_sections  # noqa: E402
+from forensics.render.catalogue import docs_pages  # noqa: E402
+
+DOCS_DIR = REPO / "docs" / "signatures"
+
+
+def stale_pages(pages: dict[str, str], out_dir: Path) -> list[str]:
+    """Pages that differ from what would be generated, are missing, or belong to no signature."""
+    on_disk = {p.name for p in out_dir.glob("*.md")} if out_dir.is_dir() else set()
+    stale = [name for name, text in pages.items()
+             if name not in on_disk or (out_dir / name).read_text(encoding="utf-8") != text]
+    return sorted(stale + sorted(on_disk - set(pages)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report stale pages and incomplete signatures")
+    parser.add_argument("--out", type=Path, default=DOCS_DIR, help="output folder (default docs/signatures)")
+    args = parser.parse_args(argv)
+
+    signatures = builtin_kb().signatures
+    pages = docs_pages(signatures)
+    if args.check:
+        problems = [f"{s.id}: {p}" for s in signatures for p in missing_sections(s)]
+        problems += [f"{args.out / name}: stale, run python tools/gen_signature_docs.py" for name in stale_pages(pages, args.out)]
+        print("\n".join(problems) or f"{len(signatures)} signatures documented, docs up to date")
+        return 1 if problems else 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in set(p.name for p in args.out.glob("*.md")) - set(pages):
+        (args.out / name).unlink()
+    for name, text in pages.items():
+        (args.out / name).write_text(text, encoding="utf-8")
+    print(f"wrote {len(pages)} pages to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
