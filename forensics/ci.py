@@ -11,12 +11,14 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from forensics.errors import InputError
 from forensics.records import Analysis
 
-FORMATS = ("text", "json", "sarif", "github", "junit", "gitlab", "markdown")
+if TYPE_CHECKING:
+    from forensics.diagnose import Artifacts
+from forensics.render import RENDERERS, render
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,8 @@ def parse_formats(specs: list[str]) -> list[FormatRequest]:
     for spec in specs:
         name, _, file = spec.partition("=")
         name = name.strip().lower()
-        if name not in FORMATS:
-            raise InputError(f"unknown format {name!r}: choose from {', '.join(FORMATS)} (as NAME or NAME=FILE)")
+        if name not in RENDERERS:
+            raise InputError(f"unknown format {name!r}: choose from {', '.join(RENDERERS)} (as NAME or NAME=FILE)")
         if "=" in spec and not file:
             raise InputError(f"--format {spec}: give a file name after '=' or leave '=' out for standard output")
         requests.append(FormatRequest(name, file or None))
@@ -45,7 +47,8 @@ def _folder_files(folder: Path, pattern: str) -> Iterator[Path]:
             yield path
 
 
-def analyze_inputs(specs: list[str], pattern: str = "*", kb_dirs: Sequence[Path | str] = ()) -> tuple[list[Analysis], list[str]]:
+def analyze_inputs(specs: list[str], pattern: str = "*", kb_dirs: Sequence[Path | str] = (),
+                   artifacts: Artifacts | None = None) -> tuple[list[Analysis], list[str]]:
     """Analyses of the named files, of every file in the named folders, and of stdin for `-`.
 
     A file named on the command line that cannot be read is an input error. A file found inside a folder
@@ -60,25 +63,23 @@ def analyze_inputs(specs: list[str], pattern: str = "*", kb_dirs: Sequence[Path 
     for spec in specs:
         folder = Path(spec)
         if spec == "-" or not folder.is_dir():
-            analyses.append(analyze_path(spec, kb_dirs=kb_dirs))
+            analyses.append(analyze_path(spec, kb_dirs=kb_dirs, artifacts=artifacts))
             continue
         files = list(_folder_files(folder, pattern))
         if not files:
             raise InputError(f"{spec}: no files matching {pattern!r} in this folder")
         for path in files:
             try:
-                analyses.append(analyze_path(str(path), kb_dirs=kb_dirs))
+                analyses.append(analyze_path(str(path), kb_dirs=kb_dirs, artifacts=artifacts))
             except InputError as exc:
                 skipped.append(str(exc))
     return analyses, skipped
 
 
-def render_to(analyses: list[Analysis], request: FormatRequest, env: Mapping[str, str]) -> str:
+def render_to(analyses: list[Analysis], request: FormatRequest, env: Mapping[str, str], color: bool = False) -> str:
     """The text of one format; `github` also appends its job summary to $GITHUB_STEP_SUMMARY when set."""
     if request.name != "github":
-        from forensics.render import render
-
-        return render(analyses, request.name)
+        return render(analyses, request.name, color=color)
     from forensics.render.github import render_github
 
     commands, summary = render_github(analyses)
@@ -104,7 +105,8 @@ def write_outputs(
     env: Mapping[str, str] = os.environ,
 ) -> None:
     for request in requests:
-        text = render_to(analyses, request, env)
+        color = request.name == "text" and not request.file and stream.isatty()
+        text = render_to(analyses, request, env, color)
         if request.file:
             _write(request.file, text)
         else:
