@@ -211,6 +211,8 @@ def run_and_explain(
     if all(request.file for request in requests):  # the job log always gets the explanation
         requests.insert(0, FormatRequest("text"))
     try:
+        if log_path:
+            os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
         log = open(log_path, "wb") if log_path else None
     except OSError as exc:
         raise InputError(f"cannot write {log_path}: {exc.strerror or exc}") from None

@@ -237,6 +237,12 @@ def test_junit_one_failing_testcase_per_group():
     assert "seen 2x in: logs/a.log, log-neuron-cc.txt" in failure.text
 
 
+def test_junit_stays_well_formed_with_terminal_control_characters():
+    coloured = finding(summary="\x1b[31mERROR\x1b[0m \x00 <tag> & done", evidence=[Evidence(line=1, text="\x1b[1mx")])
+    failure = ET.fromstring(render_junit([Analysis(source="a.log", findings=[coloured])])).find(".//failure")
+    assert failure.get("message") == "\ufffd[31mERROR\ufffd[0m \ufffd <tag> & done"
+
+
 def test_junit_without_failures_is_one_passing_testcase():
     root = ET.fromstring(render_junit([Analysis(source="a.log")]))
     cases = root.findall("./testsuite/testcase")

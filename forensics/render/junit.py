@@ -7,26 +7,33 @@ failure type = code.
 
 from __future__ import annotations
 
+import re
 from xml.etree import ElementTree as ET
 
 from forensics.records import Analysis
 from forensics.render.groups import FailureGroup, group_findings
 
 SUITE = "nforensics"
+# Characters XML 1.0 forbids even escaped; logs carry them (ANSI colour codes, NULs from binary junk).
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def _testcase(group: FailureGroup) -> ET.Element:
     finding, first = group.finding, group.first
-    case = ET.Element("testcase", classname=finding.component, name=finding.title, time="0")
+    case = ET.Element("testcase", classname=finding.component, name=_xml_text(finding.title), time="0")
     if first.path:
-        case.set("file", first.path)
+        case.set("file", _xml_text(first.path))
     body = [finding.summary, "", f"seen {group.count}x in: {', '.join(group.inputs)}"]
     body += [f"line {e.line}: {e.text}" for e in finding.evidence]
     if finding.hypotheses:
         body.append(f"most likely: {finding.hypotheses[0].title}")
     body += [f"workaround: {w.title}" for w in finding.workarounds]
-    failure = ET.SubElement(case, "failure", message=finding.summary, type=finding.code or finding.signature)
-    failure.text = "\n".join(body)
+    failure = ET.SubElement(case, "failure", message=_xml_text(finding.summary), type=finding.code or finding.signature)
+    failure.text = _xml_text("\n".join(body))
     return case
 
 
