@@ -110,7 +110,7 @@ def render_text(analyses: Sequence[Analysis], *, color: bool) -> str:
                 continue
             explained[finding.fingerprint] = analysis.source
             console.print(_finding_panel(finding, analysis.source))
-    if len(analyses) > 1:
+    if len(analyses) > 1 and explained:
         console.print(_groups_table(analyses))
     return buffer.getvalue()
 
