@@ -68,7 +68,7 @@ class ProgressBar:
         self._total += count
         self._progress.update(self._task, total=self._total)
 
-    def finished(self, record, cached: bool) -> None:
+    def finished(self, record) -> None:
         self._counts[record.verdict] += 1
         counts = "  ".join(f"[{_STYLE[v]}]{v} {self._counts[v]}[/]" for v in VERDICTS if self._counts[v])
         self._progress.update(self._task, advance=1, counts=counts)

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from forensics.errors import InputError
+from forensics.experiments.runner import Outcome
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -50,7 +51,9 @@ _JSON_COLUMNS = ("knobs", "argv", "env", "unset_env")
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class RunRecord(Outcome):
+    """One finished run as stored: its outcome plus where it belongs and what was run."""
+
     id: int
     session: int
     key: str
@@ -59,13 +62,6 @@ class RunRecord:
     argv: list[str]
     env: dict[str, str]
     unset_env: list[str]
-    verdict: str
-    code: str | None
-    exit_code: int | None
-    seconds: float
-    note: str
-    stdout: str
-    stderr: str
     finished: float
 
     @classmethod
@@ -114,12 +110,12 @@ class Journal:
             )
         return cursor.lastrowid
 
-    def record(self, session: int, key: str, spec, outcome) -> RunRecord:
-        """Store one finished run (a runner.RunSpec and its runner.Outcome) and commit at once."""
+    def record(self, session: int, key: str, spec, outcome: Outcome) -> RunRecord:
+        """Store one finished run (a runner.RunSpec and its Outcome) and commit at once."""
         v = spec.variant
-        record = RunRecord(0, session, key, spec.attempt, dict(v.knobs), list(v.argv), dict(v.env),
-                           list(v.unset_env), outcome.verdict, outcome.code, outcome.exit_code, outcome.seconds,
-                           outcome.note, outcome.stdout, outcome.stderr, time.time())  # fmt: skip
+        record = RunRecord(**asdict(outcome), id=0, session=session, key=key, attempt=spec.attempt,
+                           knobs=dict(v.knobs), argv=list(v.argv), env=dict(v.env), unset_env=list(v.unset_env),
+                           finished=time.time())  # fmt: skip
         values = record.row()[1:]
         with self._db:
             cursor = self._db.execute(

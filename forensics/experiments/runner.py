@@ -23,7 +23,7 @@ from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Protocol, Sequence
+from typing import BinaryIO, Iterable, Iterator, Protocol, Sequence
 
 from forensics.experiments.oracle import (
     REPRODUCES,
@@ -121,10 +121,10 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _read_tail(path: Path) -> str:
-    with path.open("rb") as f:
-        f.seek(max(0, path.stat().st_size - OUTPUT_CAP))
-        return f.read().decode("utf-8", errors="replace")
+def _read_tail(file: BinaryIO) -> str:
+    file.seek(0, os.SEEK_END)
+    file.seek(max(0, file.tell() - OUTPUT_CAP))
+    return file.read().decode("utf-8", errors="replace")
 
 
 def _copy_inputs(inputs: tuple[tuple[str, str], ...], run_dir: str) -> None:
@@ -148,40 +148,37 @@ def execute(spec: RunSpec) -> Outcome:
     """Run one variant in its own directory and process group, then judge it."""
     variant = spec.variant
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="nforensics-run-") as root:
-        # work/ is the command's directory; its output is kept beside it, out of its sight.
-        run_dir, tmp_dir = Path(root, "work"), Path(root, "tmp")
-        run_dir.mkdir()
-        tmp_dir.mkdir()
+    # One directory per run (creating directories is the costliest part of a no-op run); the output goes
+    # to anonymous files outside it, out of the command's sight.
+    with tempfile.TemporaryDirectory(prefix="nforensics-run-") as run_dir, \
+            tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k not in variant.unset_env}
         env.update(variant.env)
-        env["TMPDIR"] = str(tmp_dir)  # compiler workdirs stay inside the run too
+        env["TMPDIR"] = run_dir  # compiler workdirs stay inside the run too
         try:
-            _copy_inputs(variant.inputs, str(run_dir))
+            _copy_inputs(variant.inputs, run_dir)
         except OSError as exc:
             return _untestable(f"cannot copy input {exc.filename}: {exc.strerror}", started)
-        out_path, err_path = Path(root, "stdout"), Path(root, "stderr")
-        with out_path.open("wb") as out, err_path.open("wb") as err:
-            try:
-                proc = subprocess.Popen(variant.argv, cwd=variant.cwd or run_dir, env=env, stdin=subprocess.DEVNULL,
-                                        stdout=out, stderr=err, start_new_session=True)  # fmt: skip
-            except OSError as exc:
-                reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
-                return _untestable(f"{reason}: {variant.argv[0]}", started)
+        try:
+            proc = subprocess.Popen(variant.argv, cwd=variant.cwd or run_dir, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=err, start_new_session=True)  # fmt: skip
+        except OSError as exc:
+            reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
+            return _untestable(f"{reason}: {variant.argv[0]}", started)
+        with _live_lock:
+            _live_groups.add(proc.pid)
+        timed_out = False
+        try:
+            proc.wait(timeout=spec.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _kill_group(proc.pid)  # also whatever the command left running in the background
+            proc.wait()
             with _live_lock:
-                _live_groups.add(proc.pid)
-            timed_out = False
-            try:
-                proc.wait(timeout=spec.timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                _kill_group(proc.pid)  # also whatever the command left running in the background
-                proc.wait()
-                with _live_lock:
-                    _live_groups.discard(proc.pid)
+                _live_groups.discard(proc.pid)
         seconds = time.monotonic() - started  # the run itself, not the judging
-        stdout, stderr = _read_tail(out_path), _read_tail(err_path)
+        stdout, stderr = _read_tail(out), _read_tail(err)
     if timed_out:
         return Outcome(UNTESTABLE, None, None, seconds, f"timeout after {spec.timeout:g} s", stdout, stderr)
     judgement = judge(proc.returncode, stdout + "\n" + stderr, spec.expect)
@@ -263,7 +260,7 @@ class Observer(Protocol):
 
     def planned(self, count: int) -> None: ...
 
-    def finished(self, record, cached: bool) -> None: ...
+    def finished(self, record) -> None: ...
 
 
 @dataclass
@@ -311,7 +308,7 @@ class Experiment:
             record = self.journal.record(self.session, key, spec, outcome)
             self._done[(key, spec.attempt)] = record
             if self.observer:
-                self.observer.finished(record, cached=False)
+                self.observer.finished(record)
         results = []
         for variant in variants:
             key = self.key(variant)

@@ -1,0 +1,89 @@
+"""Speed of the experiment runner against issue 6's targets, measured in one run on this machine.
+
+1. Scheduler overhead: the median time a no-op variant takes through the runner (own temp dir and process
+   group, judged by the oracle, journaled in SQLite) minus the median time of a bare `subprocess.run` of the
+   same command. Target: at most 20 ms.
+2. Throughput: 64 variants of 0.5 s each on 2 workers. Ideal wall time is 64 * 0.5 / 2 = 16 s; target:
+   within 10 % of it (ratio <= 1.10).
+
+    .venv/bin/python bench/runner_overhead.py [--quick]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from forensics.experiments.journal import Journal  # noqa: E402
+from forensics.experiments.oracle import expectation  # noqa: E402
+from forensics.experiments.plan import Template  # noqa: E402
+from forensics.experiments.runner import Experiment, LocalBackend  # noqa: E402
+
+
+def experiment(tmp: Path, name: str, workers: int) -> Experiment:
+    journal = Journal(tmp / f"{name}.sqlite")
+    session = journal.open_session("bench", "NCC_IXLV002", {"bench": name}, resume=False)
+    return Experiment(journal, session, LocalBackend(workers), expectation("NCC_IXLV002"), timeout=60)
+
+
+def overhead(tmp: Path, samples: int) -> tuple[float, float, float]:
+    bare = []
+    for i in range(samples):
+        start = time.perf_counter()
+        subprocess.run(["true", str(i)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        bare.append(time.perf_counter() - start)
+    exp = experiment(tmp, "overhead", workers=1)
+    template = Template(argv=("true", "{i}"))
+    exp.run([template.variant({"i": "warm-up"})])  # loads the knowledge base and grammars once
+    through = []
+    for i in range(samples):
+        start = time.perf_counter()
+        exp.run([template.variant({"i": str(i)})])
+        through.append(time.perf_counter() - start)
+    exp.backend.close()
+    exp.journal.close()
+    bare_ms, through_ms = statistics.median(bare) * 1000, statistics.median(through) * 1000
+    return bare_ms, through_ms, through_ms - bare_ms
+
+
+def throughput(tmp: Path, variants: int, seconds: float, workers: int) -> tuple[float, float]:
+    exp = experiment(tmp, "throughput", workers=workers)
+    template = Template(argv=("sleep", str(seconds)), env=(("BENCH_VARIANT", "{i}"),))
+    start = time.perf_counter()
+    results = exp.run(template.variant({"i": str(i)}) for i in range(variants))
+    wall = time.perf_counter() - start
+    assert len(results) == variants and all(r.verdict == "PASSES" for r in results)
+    exp.backend.close()
+    exp.journal.close()
+    return wall, variants * seconds / workers
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        bare_ms, through_ms, added_ms = overhead(Path(tmp), 50 if quick else 200)
+        wall, ideal = throughput(Path(tmp), 16 if quick else 64, 0.5, 2)
+    ratio = wall / ideal
+    rows = [
+        ("bare subprocess.run, median", f"{bare_ms:.1f} ms", "", ""),
+        ("through the runner, median", f"{through_ms:.1f} ms", "", ""),
+        ("added per variant (no-op)", f"{added_ms:.1f} ms", "<= 20 ms", "ok" if added_ms <= 20 else "MISSED"),
+        (f"wall, {'16' if quick else '64'} x 0.5 s on 2 workers", f"{wall:.2f} s (ideal {ideal:.1f} s)",
+         "ratio <= 1.10", f"ratio {ratio:.3f} {'ok' if ratio <= 1.10 else 'MISSED'}"),
+    ]  # fmt: skip
+    rows.append(("load average (1 min) before / after", f"{load_before:.2f} / {os.getloadavg()[0]:.2f}", "", f"{os.cpu_count()} cores: other load inflates both figures"))
+    width = max(len(r[0]) for r in rows)
+    for name, value, target, verdict in rows:
+        print(f"{name:<{width}}  {value:<24} {target:<14} {verdict}")
+
+
+if __name__ == "__main__":
+    main()
