@@ -131,8 +131,10 @@ def run_command(argv: list[str], out: BinaryIO, err: BinaryIO, log: BinaryIO | N
 
     capture = BoundedCapture()
     lock = threading.Lock()
+    log_failed = threading.Event()
 
     def pump(pipe: BinaryIO, sink: BinaryIO) -> None:
+        # Never stop draining: a pipe nobody reads would block the child forever.
         passthrough = True
         fd = pipe.fileno()
         while chunk := os.read(fd, READ_SIZE):
@@ -140,12 +142,15 @@ def run_command(argv: list[str], out: BinaryIO, err: BinaryIO, log: BinaryIO | N
                 try:
                     sink.write(chunk)
                     sink.flush()
-                except (BrokenPipeError, ValueError):  # our reader went away: keep draining the child
+                except (OSError, ValueError):  # our reader went away (EPIPE, closed stream)
                     passthrough = False
             with lock:
                 capture.feed(chunk)
-                if log is not None:
-                    log.write(chunk)
+                if log is not None and not log_failed.is_set():
+                    try:
+                        log.write(chunk)
+                    except OSError:  # disk full: the run matters more than its copy
+                        log_failed.set()
 
     pumps = [
         threading.Thread(target=pump, args=(child.stdout, out), daemon=True),

@@ -58,6 +58,20 @@ def test_exit_status_is_the_childs():
     assert result.stdout == b"out\n"
 
 
+def test_a_reader_that_goes_away_does_not_block_the_child_or_hide_its_status():
+    """`nforensics run -- job | head -1`: the child keeps running to its own end and status."""
+    child = python_child("""
+        import sys
+        for n in range(200_000):
+            print("line", n)
+        sys.exit(3)
+    """)
+    process = subprocess.Popen([*NFORENSICS, "run", *child], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV)
+    assert process.stdout.readline() == b"line 0\n"
+    process.stdout.close()
+    assert process.wait(timeout=60) == 3
+
+
 def test_child_killed_by_a_signal_exits_like_a_shell_reports_it():
     result = nforensics_run("sh", "-c", "kill -9 $$")
     assert result.returncode == 128 + signal.SIGKILL
