@@ -224,12 +224,12 @@ def test_workarounds_already_in_the_failing_run_are_reported_as_tried(tmp_path, 
 
 def test_journal_table_goes_under_reproduction_steps(tmp_path, monkeypatch, capsys):
     from forensics.experiments.journal import Journal
+    from forensics.experiments.runner import Outcome, Variant
 
     journal = Journal(tmp_path / "runs.sqlite")
     session = journal.open_session("sweep", "NCC_IXLV002", {"knob": ["-O1", "-O2"]}, resume=False)
-    variant = SimpleNamespace(knobs={"opt": "-O1"}, argv=["neuronx-cc", "compile", "-O1"], env={}, unset_env=[])
-    outcome = SimpleNamespace(verdict="REPRODUCES", code="NCC_IXLV002", exit_code=70, seconds=1.5, note="",
-                              stdout="", stderr="")  # fmt: skip
+    variant = Variant(argv=("neuronx-cc", "compile", "-O1"), knobs=(("opt", "-O1"),))
+    outcome = Outcome(verdict="REPRODUCES", code="NCC_IXLV002", exit_code=70, seconds=1.5, note="", stdout="", stderr="")
     journal.record(session, "k1", SimpleNamespace(variant=variant, attempt=1), outcome)
     journal.close()
     (tmp_path / "e.log").write_text(ERROR_LINES)
