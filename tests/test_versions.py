@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from forensics.diagnose import analyze_text
 from forensics.diagnose.versions import first_sdk_with, is_older, releases, resolve_fixed_in, version_key
 from forensics.knowledge.schema import FixedInSpec
 from forensics.records import Environment
@@ -83,3 +84,53 @@ def test_fixed_in_on_a_newer_compiler_says_the_fix_did_not_cover_it():
     fixed = resolve_fixed_in(FixedInSpec(version="2.24.5133.0"), env)
     assert fixed.upgrade is False
     assert "did not cover" in fixed.summary
+
+
+def test_a_coarse_version_cannot_tell():
+    assert is_older("neuronx-cc", "2.24", "2.24.5133.0") is None
+    assert is_older("neuronx-cc", "2.23", "2.24.5133.0") is True
+    fixed = resolve_fixed_in(FixedInSpec(version="2.24.5133.0"), Environment(packages={"neuronx-cc": "2.24"}))
+    assert (fixed.upgrade, fixed.summary) == (False, "fixed in neuronx-cc 2.24.5133.0 (Neuron SDK 2.29.0)")
+
+
+def test_an_sdk_release_named_in_the_input_stands_for_its_compiler():
+    env = Environment(packages={"neuron-sdk": "2.28"})
+    fixed = resolve_fixed_in(FixedInSpec(version="2.24.5133.0"), env)
+    assert (fixed.upgrade, fixed.seen_version) == (True, "2.23.6484.0")
+    assert fixed.summary.endswith("upgrade (the input shows Neuron SDK 2.28, i.e. neuronx-cc 2.23.6484.0)")
+    both = Environment(packages={"neuron-sdk": "2.23", "neuronx-cc": "2.23.6484.0+3b612583"})
+    assert resolve_fixed_in(FixedInSpec(version="2.24.5133.0"), both).seen_version == "2.23.6484.0+3b612583"
+
+
+@pytest.mark.parametrize(
+    "text, package, version",
+    [
+        ("Using a cached neff at /var/tmp/neuron-compile-cache/neuronxcc-2.23.6484.0+3b612583/MODULE_7c055c4ac6e2851a63bb+7d89256e/model.neff",
+         "neuronx-cc", "2.23.6484.0+3b612583"),
+        ("- SDK Version: Neuron SDK 2.29 (neuronx-cc 2.24.5133.0, torch-neuronx 2.9.0.2.13, NKI 0.3.0)", "nki", "0.3.0"),
+        ("- SDK Version: Neuron SDK 2.29 (neuronx-cc 2.24.5133.0, torch-neuronx 2.9.0.2.13, NKI 0.3.0)", "neuron-sdk", "2.29"),
+        ("  NeuronX Compiler version 2.6.0.19+3d819e565", "neuronx-cc", "2.6.0.19+3d819e565"),
+        ("aws-neuronx-runtime-lib/unknown,now 2.30.51.0-faafe26f0 amd64 [installed]", "aws-neuronx-runtime-lib", "2.30.51.0-faafe26f0"),
+        ("neuronx-cc==2.21.18209.0+043b1bf7", "neuronx-cc", "2.21.18209.0+043b1bf7"),
+        ("torch-neuronx             2.9.0.2.12.22436+0f1dac25", "torch-neuronx", "2.9.0.2.12.22436+0f1dac25"),
+    ],
+)
+def test_versions_are_read_from_anywhere_in_the_input(text, package, version):
+    assert analyze_text(text + "\n").environment.packages.get(package) == version
+
+
+def test_an_old_compiler_in_the_log_turns_a_fixed_signature_into_an_upgrade():
+    # Every signature with [fixed_in] is checked the same way: its sample log plus an older compiler banner.
+    from forensics.knowledge import builtin_kb
+
+    from conftest import REPO
+
+    fixed = [s for s in builtin_kb().signatures if s.fixed_in and s.fixed_in.component == "neuronx-cc"]
+    assert fixed, "the catalogue has compiler fixes"
+    signature = fixed[0]
+    log = (REPO / "sample_logs" / signature.sample_log).read_text()
+    banner = "NeuronX Compiler version 2.1.0.76+abcdef12\n"
+    finding = next(f for f in analyze_text(banner + log).findings if f.signature == signature.id)
+    assert finding.fixed_in.upgrade is True
+    assert finding.fixed_in.summary.startswith(f"fixed in neuronx-cc {signature.fixed_in.version}")
+    assert finding.fixed_in.summary.endswith("upgrade (the input shows neuronx-cc 2.1.0.76+abcdef12)")

@@ -56,9 +56,12 @@ def version_key(package: str, version: str) -> tuple[int, ...] | None:
 
 
 def is_older(package: str, seen: str, fixed: str) -> bool | None:
-    """True when `seen` predates `fixed`; None when either cannot be read as a version."""
+    """True when `seen` predates `fixed`; None when either cannot be read as a version, or `seen` is too
+    coarse to tell (`neuronx-cc 2.24` against a fix in 2.24.5133.0)."""
     seen_key, fixed_key = version_key(package, seen), version_key(package, fixed)
     if seen_key is None or fixed_key is None:
+        return None
+    if seen_key != fixed_key and fixed_key[: len(seen_key)] == seen_key:
         return None
     return seen_key < fixed_key
 
@@ -89,11 +92,23 @@ def first_sdk_with(package: str, version: str) -> str | None:
 
 
 def seen_version(environment: Environment, package: str) -> str | None:
-    """The version of `package` the input shows, under its pip-normalised name."""
+    """The version of `package` the input shows (named outright, or shipped by the SDK release it names)."""
+    seen = _seen(environment, package)
+    return seen[0] if seen else None
+
+
+def _seen(environment: Environment, package: str) -> tuple[str, str] | None:
+    """The version of `package` the input shows, and how to say where it came from. A package named
+    outright wins; else the version the Neuron SDK release it names ("Neuron SDK 2.29") shipped."""
     wanted = normalise_package(package)
     for name, version in environment.packages.items():
         if normalise_package(name) == wanted:
-            return version
+            return version, f"{wanted} {version}"
+    sdk = environment.packages.get("neuron-sdk")
+    for release, packages in releases() if sdk else ():
+        if (release == sdk or release.startswith(f"{sdk}.")) and packages.get(wanted):
+            version = packages[wanted][0]
+            return version, f"Neuron SDK {sdk}, i.e. {wanted} {version}"
     return None
 
 
@@ -102,13 +117,14 @@ def resolve_fixed_in(spec: FixedInSpec, environment: Environment) -> FixedIn:
     version the input shows, and whether that one is older, i.e. upgrading is the fix."""
     package = normalise_package(spec.component)
     sdk = spec.sdk or first_sdk_with(package, spec.version)
-    seen = seen_version(environment, package)
-    upgrade = bool(seen and is_older(package, seen, spec.version))
+    seen, shown = _seen(environment, package) or (None, "")
+    older = is_older(package, seen, spec.version) if seen else None
     where = f"{package} {spec.version}" + (f" (Neuron SDK {sdk})" if sdk else "")
-    if upgrade:
-        summary = f"fixed in {where}: upgrade (the input shows {package} {seen})"
-    elif seen and is_older(package, seen, spec.version) is False:
-        summary = f"fixed in {where}, but the input shows {package} {seen}: the fix did not cover this case"
+    if older:
+        summary = f"fixed in {where}: upgrade (the input shows {shown})"
+    elif older is False:
+        summary = f"fixed in {where}, but the input shows {shown}: the fix did not cover this case"
     else:
         summary = f"fixed in {where}"
-    return FixedIn(component=package, version=spec.version, sdk=sdk, seen_version=seen, upgrade=upgrade, summary=summary)
+    return FixedIn(component=package, version=spec.version, sdk=sdk, seen_version=seen, upgrade=bool(older),
+                   summary=summary)

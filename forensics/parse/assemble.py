@@ -52,6 +52,7 @@ _ARGV_LIST = re.compile(r"\[\s*'(?:neuronx-cc|neuron-cc)'[^\]]*\]")
 _COMMAND_TEXT = re.compile(r"(?:^|\s)((?:\S*/)?neuronx?-cc\s+compile\s.+)$")
 _COMPILER_ARGS = re.compile(r"compiler_args\s*=\s*(\[[^\]]*\]|\"[^\"]*\"|'[^']*')")
 _TARGET_FLAG = re.compile(r"--target[= ](\w+)")
+_VERSION_HINT = re.compile(r"neuronxcc-\d|neuronx?-cc|torch[-_]neuronx|libneuronxla|nki|NKI|Neuron SDK|aws-neuronx-")  # gate
 _INSTANCE_TARGET = re.compile(r"^(trn\d|inf\d)")
 
 
@@ -203,6 +204,7 @@ class _Assembler:
             found = self._continue_diagnostic(number, text)
         found |= self._statuses(number, text)
         found |= self._settings(number, text)
+        found |= self._versions(number, text)
         found |= self._commands(number, text)
         if producer is None and not found:
             # A plain line: keep it when it reads like a failure, for signature patterns and evidence.
@@ -260,6 +262,18 @@ class _Assembler:
             env.lines.setdefault("instance_type", number)
             if env.target is None and (match := _INSTANCE_TARGET.match(instance)):
                 env.target = match.group(1)
+            found = True
+        return found
+
+    def _versions(self, number: int, text: str) -> bool:
+        """Package versions named in prose or paths; a listing line seen earlier keeps precedence."""
+        found = False
+        rest = text if _VERSION_HINT.search(text) else ""
+        while rest and (tree := parse("messages", rest, "package_version")):
+            _, parts = flatten(tree)
+            name = parts["PKG_NAME"].replace(" ", "-") if "PKG_NAME" in parts else "neuronx-cc"  # else a cache folder
+            self._package(number, name, parts["VERSION"])
+            rest = parts.get("TEXT", "")
             found = True
         return found
 
