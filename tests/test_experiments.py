@@ -43,6 +43,9 @@ def journal_rows(path: Path) -> list[tuple]:
         (["other"], "NCC_IXLV002", 1, "DIFFERENT_FAILURE"),  # it failed, but not the way we expect
         (["conv", "--kernel", "7", "--target", "trn1"], "TEN404", 0, "REPRODUCES"),  # legacy alias of NCC_ITEN404
         (["oom"], "NCC_IXLV002", 125, "UNTESTABLE"),  # killed by SIGKILL: the host, not the bug
+        (["nodevice"], "NCC_IXLV002", 125, "UNTESTABLE"),  # infrastructure, as the knowledge base files it
+        (["hostoom"], "NCC_IXLV002", 125, "UNTESTABLE"),  # the compiler child was OOM-killed
+        (["hostoom"], "neuronx-cc-killed-host-oom", 0, "REPRODUCES"),  # unless that is what we are after
     ],
 )
 def test_oracle_verdicts_and_exit_codes(args, expect, exit_code, verdict):

@@ -41,10 +41,13 @@ class Judgement:
 @dataclass(frozen=True)
 class Expectation:
     """The names that count as "the same failure": what the user typed plus, when the knowledge base knows
-    it, the signature id, upstream code and legacy aliases (TEN404 for NCC_ITEN404)."""
+    it, the signature id, upstream code and legacy aliases (TEN404 for NCC_ITEN404). `infrastructure`
+    holds the signatures the knowledge base files as environment problems (no device, host OOM kill,
+    driver mismatch, hardware errors): a run that only hit those never tested anything."""
 
     names: frozenset[str]
     label: str
+    infrastructure: frozenset[str] = frozenset()
 
     def matches(self, code: str | None, signature: str | None) -> bool:
         return any(n and n.casefold() in self.names for n in (code, signature))
@@ -55,11 +58,13 @@ def expectation(expect: str) -> Expectation:
 
     wanted = expect.strip().casefold()
     names = {wanted}
-    for sig in load_kb().signatures:
+    signatures = load_kb().signatures
+    for sig in signatures:
         known = {n.casefold() for n in (sig.id, sig.code, *sig.aliases) if n}
         if wanted in known:
             names |= known
-    return Expectation(frozenset(names), expect.strip())
+    infrastructure = frozenset(sig.id for sig in signatures if sig.status == "environment")
+    return Expectation(frozenset(names), expect.strip(), infrastructure)
 
 
 def judge(exit_code: int, output: str, expect: Expectation) -> Judgement:
@@ -75,5 +80,7 @@ def judge(exit_code: int, output: str, expect: Expectation) -> Judgement:
     errors = [f for f in findings if f.severity == "error"]
     if exit_code == 0 and not errors:
         return Judgement(PASSES)
+    if errors and errors[0].signature in expect.infrastructure:  # the top-ranked cause: the run never got going
+        return Judgement(UNTESTABLE, errors[0].code or errors[0].signature, f"infrastructure: {errors[0].title}")
     culprit = errors[0].code or errors[0].signature if errors else None
     return Judgement(DIFFERENT_FAILURE, culprit, note=f"exit {exit_code}")

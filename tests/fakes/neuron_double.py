@@ -17,6 +17,7 @@ Scenarios (first argument); unknown extra arguments are taken as compiler flags:
   conv --kernel K --target T [--direction forward|backward]
                                            seed 004: NCC_ITEN404 for a 7x7 backward conv on trn1
   other                                    a different compiler error (NCC_EOOM001)
+  nodevice | hostoom                       infrastructure: no Neuron device; the compiler OOM-killed (-9)
   ok | sleep S | oom | hang PIDFILE | flaky COUNTER
                                            runner mechanics: pass, pass after S seconds, SIGKILL itself,
                                            hang with a grandchild (pids written to PIDFILE), alternate
@@ -110,6 +111,17 @@ def other() -> int:
     return compiler_failed()
 
 
+def nodevice() -> int:
+    say("2026-Mar-02 10:15:42.0312    19:19    ERROR  TDRV:tdrv_get_dev_info                       No neuron device available",
+        "2026-Mar-02 10:15:42.0313    19:19    ERROR   NRT:nrt_init                                Failed to initialize devices, error:1")  # fmt: skip
+    return 1
+
+
+def hostoom() -> int:
+    say("RuntimeError: neuronx-cc failed with -9")
+    return 1
+
+
 def hang(pidfile: str) -> int:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     with open(pidfile, "w") as f:
@@ -151,7 +163,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--kernel", type=int, required=True)
     p.add_argument("--target", required=True)
     p.add_argument("--direction", choices=["forward", "backward"], default="backward")
-    for name in ("other", "ok", "oom"):
+    for name in ("other", "ok", "oom", "nodevice", "hostoom"):
         sub.add_parser(name)
     sub.add_parser("sleep").add_argument("seconds", type=float)
     sub.add_parser("hang").add_argument("pidfile")
@@ -165,6 +177,7 @@ def main(argv: list[str]) -> int:
     handlers = {
         "sendrecv": lambda: sendrecv(a), "nxdi": lambda: nxdi(a), "chained": lambda: chained(a),
         "bf16": lambda: bf16(a, flags), "conv": lambda: conv(a), "other": other, "ok": compiled,
+        "nodevice": nodevice, "hostoom": hostoom,
         "hang": lambda: hang(a.pidfile), "flaky": lambda: flaky(a.counter),
     }  # fmt: skip
     return handlers[a.scenario]()
