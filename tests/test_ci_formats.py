@@ -206,6 +206,13 @@ def test_github_caps_annotations_and_lists_the_rest_in_the_summary():
     assert "## Not annotated" in summary and "Title of fp12" in summary
 
 
+def test_github_job_summary_respects_the_1_mib_limit():
+    huge = finding(meaning="m" * 400_000)
+    analyses = [Analysis(source=f"l{i}.log", findings=[huge.model_copy(update={"fingerprint": f"fp{i}"})]) for i in range(4)]
+    _, summary = render_github(analyses)
+    assert len(summary.encode()) <= 1 << 20 and "cut at GitHub's 1 MiB job-summary limit" in summary
+
+
 def test_github_format_appends_the_job_summary_when_the_variable_is_set(tmp_path):
     summary_file = tmp_path / "summary.md"
     summary_file.write_text("earlier step\n")

@@ -13,6 +13,7 @@ from forensics.render.groups import FailureGroup, group_findings, label
 from forensics.render.markdown import cell, render_markdown
 
 MAX_ANNOTATIONS = 10
+SUMMARY_LIMIT = 1 << 20  # bytes per step
 COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 
 
@@ -39,7 +40,16 @@ def annotation(group: FailureGroup) -> str:
         lines.append(f"Most likely: {finding.hypotheses[0].title}")
     if finding.workarounds:
         lines.append(f"Try: {finding.workarounds[0].title}")
-    return f"::{COMMAND[finding.severity]} {','.join(properties)}::{escape_data(chr(10).join(lines))}"
+    message = escape_data("\n".join(lines))
+    return f"::{COMMAND[finding.severity]} {','.join(properties)}::{message}"
+
+
+def _clip_summary(markdown: str) -> str:
+    """GitHub refuses a job summary over 1 MiB: cut at a line and say where the rest is."""
+    if len(markdown.encode()) <= SUMMARY_LIMIT:
+        return markdown
+    kept = markdown.encode()[: SUMMARY_LIMIT - 200].decode(errors="ignore").rsplit("\n", 1)[0]
+    return kept + "\n\n*(cut at GitHub's 1 MiB job-summary limit: write the whole explanation with `--format markdown=FILE`)*\n"
 
 
 def render_github(analyses: list[Analysis]) -> tuple[str, str]:
@@ -47,16 +57,14 @@ def render_github(analyses: list[Analysis]) -> tuple[str, str]:
     groups = group_findings(analyses)
     shown, rest = groups[:MAX_ANNOTATIONS], groups[MAX_ANNOTATIONS:]
     commands = [annotation(group) for group in shown]
-    summary = []
+    summary = [render_markdown(analyses, groups)]
     if rest:
-        commands.append(f"nforensics: {len(rest)} more failure group(s) are listed in the job summary.")
+        commands.append(f"nforensics: {len(rest)} more failure group(s) not annotated (GitHub shows {MAX_ANNOTATIONS}); see the job summary.")
         summary += [f"## Not annotated (GitHub shows {MAX_ANNOTATIONS} per step)", ""]
         summary += [
             f"- {cell(g.finding.title)} ({g.finding.code or g.finding.signature}), seen {g.count}×" for g in rest
         ]
-        summary.append("")
-    summary.append(render_markdown(analyses, groups))
-    return "".join(command + "\n" for command in commands), "\n".join(summary)
+    return "".join(command + "\n" for command in commands), _clip_summary("\n".join(summary))
 
 
 def render_commands(analyses: list[Analysis]) -> str:
