@@ -165,9 +165,20 @@ def _first_line(finding: Finding) -> int | None:
     return next((e.line for e in finding.evidence if e.line), None)
 
 
+_COMPILER_PASS = re.compile(r"\[((?:sg\d+/)?[A-Z]\w*(?:/\w+)+)\]")  # `[sg0000/Tensorizer/BirCodeGenLoop]`
+_RUNTIME_FUNCTION = re.compile(r"\b((?:NRT|TDRV|NMGR|KMGR|ENC|NCCL|CCOM):\w+)")  # `NRT:nrt_load`
+
+
 def _stage(finding: Finding) -> str:
-    details = [f"{k} {code_span(str(v))}" for k, v in finding.fields.items() if k in ("stage", "pass", "phase", "api")]
-    return finding.component + (f" ({', '.join(details)})" if details else "")
+    """The component, and the compiler pass or runtime API when the finding or its first line names it."""
+    named = [f"{k.replace('_name', '')} {code_span(str(v))}" for k, v in finding.fields.items()
+             if k in ("pass_name", "pass", "stage", "phase", "api")]  # fmt: skip
+    first = finding.evidence[0].text if finding.evidence else ""
+    if not named and (m := _COMPILER_PASS.search(first)):
+        named = [f"pass {code_span(m.group(1))}"]
+    elif not named and (m := _RUNTIME_FUNCTION.search(first)):
+        named = [f"in {code_span(m.group(1))}"]
+    return finding.component + (f" ({', '.join(named)})" if named else "")
 
 
 def _description(report: ReportInput, finding: Finding | None) -> str:
@@ -405,7 +416,7 @@ def _context(report: ReportInput, finding: Finding | None) -> str:
     if env_vars:
         out += ["", "Environment variables:", "", code_block("\n".join(f"{k}={v}" for k, v in env_vars.items()), "bash")]
     if report.probe:
-        out += ["", "Machine (probed with `nforensics env --env-here` on the failing machine):", ""]
+        out += ["", "Machine (probed by `nforensics report --env-here` on the failing machine):", ""]
         out += [f"- OS: {report.probe.os or 'could not collect'}", f"- Python: {report.probe.python or 'could not collect'}"]
         if report.probe.neuron_ls:
             out += ["", code_block(report.probe.neuron_ls, "text")]
