@@ -79,7 +79,8 @@ def main() -> None:
         (f"wall, {'16' if quick else '64'} x 0.5 s on 2 workers", f"{wall:.2f} s (ideal {ideal:.1f} s)",
          "ratio <= 1.10", f"ratio {ratio:.3f} {'ok' if ratio <= 1.10 else 'MISSED'}"),
     ]  # fmt: skip
-    rows.append(("load average (1 min) before / after", f"{load_before:.2f} / {os.getloadavg()[0]:.2f}", "", f"{os.cpu_count()} cores: other load inflates both figures"))
+    load = f"{load_before:.2f} / {os.getloadavg()[0]:.2f}"
+    rows.append(("load average (1 min) before / after", load, "", f"{os.cpu_count()} cores: other load inflates both"))
     width = max(len(r[0]) for r in rows)
     for name, value, target, verdict in rows:
         print(f"{name:<{width}}  {value:<24} {target:<14} {verdict}")

@@ -197,7 +197,8 @@ def _reduce(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutpu
     if fmt == "json":
         return CommandOutput(json.dumps({"minimal": result.minimal, "runs": result.runs}, indent=2) + "\n", warnings, code)
     if result.minimal is None:
-        return CommandOutput(f"no reduction: the full set does not reproduce {s.expect} ({result.runs} runs)\n", warnings, code)
+        answer = f"no reduction: the full set does not reproduce {s.expect} ({result.runs} runs)\n"
+        return CommandOutput(answer, warnings, code)
     shown = " ".join(result.minimal) or "(nothing: it reproduces without any of the items)"
     return CommandOutput(f"minimal: {shown}\n1-minimal subset of {len(s.items)} items that still reproduces "
                          f"{s.expect}, found in {result.runs} runs\n", warnings, code)  # fmt: skip

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from forensics.experiments.oracle import REPRODUCES, UNTESTABLE
+from forensics.experiments.oracle import UNTESTABLE
 from forensics.experiments.plan import Template, confirm_variant
 from forensics.experiments.runner import Experiment, VariantResult
 
@@ -31,7 +31,9 @@ class BisectResult:
     results: list[VariantResult] = field(default_factory=list)
 
 
-def bisect(exp: Experiment, template: Template, knob: str, values: list[str], fixed: dict[str, str] | None = None) -> BisectResult:
+def bisect(
+    exp: Experiment, template: Template, knob: str, values: list[str], fixed: dict[str, str] | None = None
+) -> BisectResult:
     """The smallest value of an ordered knob that reproduces, in at most ceil(log2(n)) + 2 runs.
 
     Both ends are checked first: if the first value already reproduces while the last does not, the
@@ -47,7 +49,8 @@ def bisect(exp: Experiment, template: Template, knob: str, values: list[str], fi
 
     def done(boundary: int | None, monotone: bool = True, *warnings: str) -> BisectResult:
         ordered = [tested[i] for i in sorted(tested)]
-        return BisectResult(knob, None if boundary is None else values[boundary], len(tested), monotone, list(warnings), ordered)
+        answer = None if boundary is None else values[boundary]
+        return BisectResult(knob, answer, len(tested), monotone, list(warnings), ordered)
 
     lo, hi = 0, len(values) - 1
     first, last = check(lo, hi) if hi > lo else check(lo) * 2
@@ -56,7 +59,8 @@ def bisect(exp: Experiment, template: Template, knob: str, values: list[str], fi
             return done(None, True, f"{knob}={end} is untestable ({result.runs[0].note}): no boundary")
     if first.reproduces:
         if not last.reproduces:
-            return done(lo, False, f"the failure is not monotone in {knob}: {values[lo]} reproduces but {values[hi]} does not")
+            why = f"the failure is not monotone in {knob}: {values[lo]} reproduces but {values[hi]} does not"
+            return done(lo, False, why)
         return done(lo)
     if not last.reproduces:
         return done(None)
@@ -65,7 +69,8 @@ def bisect(exp: Experiment, template: Template, knob: str, values: list[str], fi
     while hi - lo > 1:
         candidates = sorted((i for i in range(lo + 1, hi) if i not in skipped), key=lambda i: abs(i - (lo + hi) // 2))
         if not candidates:
-            return done(hi, True, f"every {knob} between {values[lo]} and {values[hi]} is untestable: boundary is at most {values[hi]}")
+            why = f"every {knob} between {values[lo]} and {values[hi]} is untestable: boundary is at most {values[hi]}"
+            return done(hi, True, why)
         mid = candidates[0]
         (result,) = check(mid)
         if result.verdict == UNTESTABLE:
@@ -88,7 +93,9 @@ class ReduceResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def reduce(exp: Experiment, template: Template, items: Sequence[str], batch: int, fixed: dict[str, str] | None = None) -> ReduceResult:
+def reduce(
+    exp: Experiment, template: Template, items: Sequence[str], batch: int, fixed: dict[str, str] | None = None
+) -> ReduceResult:
     """ddmin (Zeller & Hildebrandt 2002): a 1-minimal subset of `items` that still reproduces.
 
     Candidates of one round are tried `batch` at a time in parallel and the first reproducing one in
@@ -108,7 +115,8 @@ def reduce(exp: Experiment, template: Template, items: Sequence[str], batch: int
 
     full, empty = exp.run([template.variant(fixed, items), template.variant(fixed, [])])
     if not full.reproduces:
-        return ReduceResult(None, len(exp.tested), [f"the full set does not reproduce ({full.verdict}): nothing to reduce"])
+        why = f"the full set does not reproduce ({full.verdict}): nothing to reduce"
+        return ReduceResult(None, len(exp.tested), [why])
     if empty.reproduces:
         return ReduceResult([], len(exp.tested))
     current, n = items, 2
