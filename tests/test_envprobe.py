@@ -129,7 +129,7 @@ def test_env_output_is_redacted(neuron_machine, monkeypatch, capsys):
     "body, reason",
     [
         ("echo 'Traceback: ImportError' >&2; exit 1", "exited with 1: Traceback: ImportError"),
-        ("sleep 5", "did not answer within"),
+        ("exec sleep 5", "did not answer within"),  # exec: the timeout kills sleep itself
     ],
 )
 def test_a_failing_probe_is_could_not_collect(neuron_machine, monkeypatch, body, reason):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
@@ -106,24 +107,27 @@ class IssueForm:
     redacted: bool
 
 
-def evidence_lines(analysis: Analysis) -> list[int]:
-    """The input lines the findings point at (their evidence and their hypotheses' evidence)."""
-    lines = {e.line for f in analysis.findings for e in f.evidence}
-    lines |= {e.line for f in analysis.findings for h in f.hypotheses for e in h.evidence}
+def _lines_of(finding: Finding) -> list[int]:
+    """The input lines a finding points at (its evidence and its hypotheses' evidence)."""
+    lines = {e.line for e in finding.evidence} | {e.line for h in finding.hypotheses for e in h.evidence}
     return sorted(line for line in lines if line)  # None: evidence from artifacts, not from a line
 
 
 def excerpt_window(analysis: Analysis) -> set[int]:
-    """Evidence lines with their context, capped so the excerpt stays the part that matters."""
-    wanted: list[int] = []
-    for line in evidence_lines(analysis):
-        for near in range(max(1, line - EXCERPT_CONTEXT), line + EXCERPT_CONTEXT + 1):
-            if near not in wanted:
-                wanted.append(near)
-    return set(sorted(wanted)[:EXCERPT_MAX_LINES])
+    """Evidence lines with their context, the primary finding's first, capped so the excerpt stays
+    the part that matters."""
+    primary = primary_finding(analysis)
+    findings = sorted(analysis.findings, key=lambda f: f is not primary)
+    wanted: set[int] = set()
+    for line in (line for finding in findings for line in _lines_of(finding)):
+        window = set(range(max(1, line - EXCERPT_CONTEXT), line + EXCERPT_CONTEXT + 1))
+        if len(wanted | window) > EXCERPT_MAX_LINES:
+            break
+        wanted |= window
+    return wanted
 
 
-def scan_log(numbered_lines, analysis: Analysis) -> LogContext:
+def scan_log(numbered_lines: Iterable[tuple[int, str]], analysis: Analysis) -> LogContext:
     """One pass over (number, text) lines: keep the excerpt lines, note model and workload hints."""
     window = excerpt_window(analysis)
     context = LogContext()
