@@ -7,7 +7,7 @@ bundle. Nothing here ever calls the network: detected keys are masked, never ver
 Patterns follow ../shared/reference/ci-and-reports.md §5 (gitleaks, detect-secrets, Sentry). What they
 must never touch: error codes (NCC_IXLV002), barrier names (LocalSendRecv-0_476_sr_cb_begin), instruction
 ids (I-14774-0-PWP), tensor shapes, versions (2.23.6484.0+3b612583, 2.16.7.0) and MODULE_ cache hashes.
-Versions are the hard case: `2.16.7.0` is also a valid IPv4 address, see `_looks_like_version`.
+Versions are the hard case: `2.16.7.0` is also a valid IPv4 address, see `_not_a_version`.
 """
 
 from __future__ import annotations
@@ -276,8 +276,3 @@ class Redactor:
     def summary(self) -> dict[str, int]:
         """Occurrences masked per kind, in a fixed kind order (empty when nothing was found)."""
         return {kind: self.counts[kind] for kind in KINDS if self.counts[kind]}
-
-    def distinct(self) -> dict[str, int]:
-        """Distinct values masked per kind."""
-        per_kind: Counter = Counter(p[len(PLACEHOLDER_PREFIX) :].rsplit("-", 1)[0] for p in self.placeholders.values())
-        return {kind: per_kind[kind] for kind in KINDS if per_kind[kind]}

@@ -141,7 +141,7 @@ def test_the_same_secret_gets_the_same_placeholder_everywhere():
     assert first.count(placeholder) == 2 and placeholder in second
     assert redactor.placeholders[HOSTNAME_FQDN] != placeholder
     assert redactor.summary()["hostname"] == 4  # occurrences
-    assert redactor.distinct()["hostname"] == 2  # values
+    assert len(set(re.findall(r"\[redacted:hostname-\d+\]", first + second))) == 2  # values
 
 
 def test_user_names_seen_in_home_are_masked_in_tmp_even_when_tmp_comes_first():
