@@ -377,7 +377,9 @@ def test_seed_sarif(seed_outputs):
     results = sarif["runs"][0]["results"]
     findings = seed_outputs["analysis"]["findings"]
     assert [r["ruleId"] for r in results] == [f["signature"] for f in findings]
-    assert [r["partialFingerprints"]["nforensics/v1"] for r in results] == [f["fingerprint"] for f in findings]
+    assert [r["partialFingerprints"] for r in results] == [
+        {f"nforensics/v{f['fingerprint_version']}": f["fingerprint"]} for f in findings
+    ]
     location = results[0]["locations"][0]["physicalLocation"]
     assert location == {"artifactLocation": {"uri": seed_outputs["log"]}, "region": {"startLine": findings[0]["evidence"][0]["line"]}}
     validate_against_official_schema(sarif)
