@@ -36,7 +36,7 @@ from forensics.render.report import (
 )
 
 SNIFF_BYTES = 8192
-MAX_ATTACHMENT_BYTES = 256 << 20  # an HLO dump can be large; past this it is referenced, not copied
+MAX_ATTACHMENT_BYTES = 256 << 20  # an HLO dump can be large; past this the user shares it separately
 
 
 @dataclass
@@ -76,12 +76,18 @@ def _journal_table(path: str) -> str:
     return markdown_table(path)
 
 
+def _read_stdin() -> str:
+    """All of standard input; undecodable bytes become U+FFFD, as ingest does for files."""
+    raw = getattr(sys.stdin, "buffer", None)
+    return raw.read().decode("utf-8", errors="replace") if raw is not None else sys.stdin.read()
+
+
 class _Log:
     """The failing log, readable twice: once for the analysis, once for the excerpt and the bundle copy."""
 
     def __init__(self, spec: str) -> None:
         self.spec = spec
-        self._stdin_text = sys.stdin.read() if spec == "-" else None
+        self._stdin_text = _read_stdin() if spec == "-" else None
 
     def analyze(self) -> Analysis:
         from forensics.diagnose import analyze_path, analyze_text
@@ -105,6 +111,11 @@ class _Log:
 def make_report(options: ReportOptions) -> Report:
     if options.format not in ("markdown", "json"):
         raise InputError(f"unknown report format {options.format!r}: use markdown or json")
+    # Every input is checked before the analysis, which can take a while on a large log.
+    repro_text = _read_text(options.repro) if options.repro else None
+    journal_table = _journal_table(options.journal) if options.journal else None
+    if options.bundle:
+        _check_bundle_inputs(Path(options.bundle), options.hlo)
     log = _Log(options.log)
     analysis = log.analyze()
     redactor = Redactor(enabled=options.redact)
@@ -114,7 +125,6 @@ def make_report(options: ReportOptions) -> Report:
             redactor.learn(text)  # user names seen anywhere in the log are masked everywhere
             yield number, text
 
-    repro_text = _read_text(options.repro) if options.repro else None
     probe: MachineProbe | None = None
     if options.env_here:
         from forensics.envprobe import probe as run_probe
@@ -126,7 +136,7 @@ def make_report(options: ReportOptions) -> Report:
         instance=options.instance,
         repro_name=Path(options.repro).name if options.repro else None,
         repro_text=repro_text,
-        journal_table=_journal_table(options.journal) if options.journal else None,
+        journal_table=journal_table,
         probe=probe,
         redact=options.redact,
     )
@@ -188,11 +198,22 @@ def _is_binary(data: bytes) -> bool:
     return b"\x00" in data[:SNIFF_BYTES]
 
 
+def _check_bundle_inputs(folder: Path, hlo: str | None) -> None:
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise InputError(f"bundle folder {folder} already exists and is not empty: choose a new folder")
+    if hlo is None:
+        return
+    try:
+        size = Path(hlo).stat().st_size
+    except OSError as exc:
+        raise InputError(f"HLO {hlo}: cannot read ({exc.strerror or exc})") from None
+    if size > MAX_ATTACHMENT_BYTES:
+        raise InputError(f"HLO {hlo} is {size >> 20} MB, more than a bundle takes; share it separately")
+
+
 def _write_bundle(
     folder: Path, options: ReportOptions, log: _Log, report_input: ReportInput, report: Report, redactor: Redactor
 ) -> None:
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise InputError(f"bundle folder {folder} already exists and is not empty: choose a new folder")
     archive = folder.parent / f"{folder.name}.tar.gz"
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -250,12 +271,6 @@ def _write_bundle(
 
 
 def _copy_hlo(path: Path, counts: Redactor, write) -> None:
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(f"HLO {path}: cannot read ({exc.strerror or exc})") from None
-    if size > MAX_ATTACHMENT_BYTES:
-        raise InputError(f"HLO {path} is {size >> 20} MB, more than a bundle takes; share it separately")
     data = path.read_bytes()
     reveals = "The HLO graph: it reveals the model structure (ops, shapes, layer names), not the weights"
     if _is_binary(data):

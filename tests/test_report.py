@@ -326,3 +326,9 @@ def test_report_env_and_bundle_make_no_network_call(planted, monkeypatch, capsys
     result = nforensics(monkeypatch, capsys, "report", "job.log", "--env-here", "--bundle", "b", "--url", "-o", "r.md")
     assert result.code == 0, result.err
     assert nforensics(monkeypatch, capsys, "env").code == 0
+
+
+def test_inputs_are_checked_before_anything_is_written(planted, monkeypatch, capsys):
+    result = nforensics(monkeypatch, capsys, "report", "job.log", "--bundle", "b", "--hlo", "absent.pb")
+    assert result.code == 2 and "HLO absent.pb: cannot read" in result.err
+    assert not (planted / "b").exists()
