@@ -91,11 +91,13 @@ def _live_members(pgid: int) -> list[int]:
 
 def test_timeout_kills_the_whole_process_group(tmp_path):
     pidfile = tmp_path / "pids"
-    variant = Template(argv=(*DOUBLE_CMD, "hang", str(pidfile))).variant({})
-    outcome = execute(RunSpec(variant, IXLV002, timeout=1.0))
+    # The shell leaves a background grandchild and hangs; it writes its pid (= its process group, as the
+    # leader of the run's own session) and the grandchild's.
+    script = 'sleep 60 & echo "$$ $!" > "$0"; sleep 60'
+    outcome = execute(RunSpec(Template(argv=("sh", "-c", script, str(pidfile))).variant({}), IXLV002, timeout=0.5))
     assert outcome.verdict == "UNTESTABLE" and "timeout" in outcome.note
-    parent, grandchild, pgid = (int(x) for x in pidfile.read_text().split())
-    assert pgid == parent  # the run had its own process group
+    pgid, grandchild = (int(x) for x in pidfile.read_text().split())
+    assert os.getpgid(0) != pgid  # not ours: the run had its own process group
     deadline = time.monotonic() + 2
     while _live_members(pgid) and time.monotonic() < deadline:
         time.sleep(0.05)

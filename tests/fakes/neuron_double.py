@@ -18,10 +18,8 @@ Scenarios (first argument); unknown extra arguments are taken as compiler flags:
                                            seed 004: NCC_ITEN404 for a 7x7 backward conv on trn1
   other                                    a different compiler error (NCC_EOOM001)
   nodevice | hostoom                       infrastructure: no Neuron device; the compiler OOM-killed (-9)
-  ok | sleep S | oom | hang PIDFILE | flaky COUNTER
-                                           runner mechanics: pass, pass after S seconds, SIGKILL itself,
-                                           hang with a grandchild (pids written to PIDFILE), alternate
-                                           IXLV002 / pass on successive runs
+  ok | sleep S | oom | flaky COUNTER       runner mechanics: pass, pass after S seconds, SIGKILL itself,
+                                           alternate IXLV002 / pass on successive runs
 --log FILE (anywhere) appends one line per execution, so tests can count runs.
 """
 
@@ -30,7 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -122,14 +119,6 @@ def hostoom() -> int:
     return 1
 
 
-def hang(pidfile: str) -> int:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    with open(pidfile, "w") as f:
-        f.write(f"{os.getpid()} {child.pid} {os.getpgid(0)}\n")
-    time.sleep(60)
-    return 0
-
-
 def flaky(counter: str) -> int:
     runs = int(open(counter).read()) if os.path.exists(counter) else 0
     with open(counter, "w") as f:
@@ -166,7 +155,6 @@ def main(argv: list[str]) -> int:
     for name in ("other", "ok", "oom", "nodevice", "hostoom"):
         sub.add_parser(name)
     sub.add_parser("sleep").add_argument("seconds", type=float)
-    sub.add_parser("hang").add_argument("pidfile")
     sub.add_parser("flaky").add_argument("counter")
     a, flags = parser.parse_known_args(argv)
     if a.scenario == "oom":
@@ -178,7 +166,7 @@ def main(argv: list[str]) -> int:
         "sendrecv": lambda: sendrecv(a), "nxdi": lambda: nxdi(a), "chained": lambda: chained(a),
         "bf16": lambda: bf16(a, flags), "conv": lambda: conv(a), "other": other, "ok": compiled,
         "nodevice": nodevice, "hostoom": hostoom,
-        "hang": lambda: hang(a.pidfile), "flaky": lambda: flaky(a.counter),
+        "flaky": lambda: flaky(a.counter),
     }  # fmt: skip
     return handlers[a.scenario]()
 
