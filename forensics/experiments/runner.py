@@ -23,7 +23,7 @@ from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, BinaryIO, Iterable, Iterator, Protocol, Sequence
 
 from forensics.experiments.oracle import (
     REPRODUCES,
@@ -32,6 +32,9 @@ from forensics.experiments.oracle import (
     Verdict,
     judge,
 )
+
+if TYPE_CHECKING:  # the journal imports this module
+    from forensics.experiments.journal import Journal, RunRecord
 
 OUTPUT_CAP = 256 * 1024  # bytes of stdout/stderr kept per run: the tail, where failures are printed
 LINK_ABOVE = 64 * 1024 * 1024  # input files larger than this are symlinked into a run's directory, not copied
@@ -186,7 +189,9 @@ def execute(spec: RunSpec) -> Outcome:
 
 
 class Backend(Protocol):
-    """Where runs execute. A cluster backend implements the same two methods."""
+    """Where runs execute. A cluster backend implements the same interface."""
+
+    workers: int  # how many runs it takes at a time (reducers batch their candidates by it)
 
     def run(self, specs: Sequence[RunSpec]) -> Iterator[tuple[RunSpec, Outcome]]:
         """Yield each spec with its outcome as soon as it finishes (completion order)."""
@@ -227,7 +232,7 @@ class VariantResult:
     code: str | None
     seconds: float
     flaky: str | None  # "k/n reproduce" when attempts disagree
-    runs: list  # the journal records (journal.RunRecord), one per attempt
+    runs: list[RunRecord]  # one per attempt
 
     @property
     def knobs(self) -> dict[str, str]:
@@ -238,7 +243,7 @@ class VariantResult:
         return self.verdict == REPRODUCES
 
 
-def combine(variant: Variant, runs: list) -> VariantResult:
+def combine(variant: Variant, runs: list[RunRecord]) -> VariantResult:
     verdicts = [r.verdict for r in runs]
     testable = [v for v in verdicts if v != UNTESTABLE]
     if not testable:
@@ -260,7 +265,7 @@ class Observer(Protocol):
 
     def planned(self, count: int) -> None: ...
 
-    def finished(self, record) -> None: ...
+    def finished(self, record: RunRecord) -> None: ...
 
 
 @dataclass
@@ -271,14 +276,14 @@ class Experiment:
     session starts with the runs it had already finished.
     """
 
-    journal: "Journal"  # noqa: F821 - forensics.experiments.journal.Journal
+    journal: Journal
     session: int
     backend: Backend
     expect: Expectation
     timeout: float | None = None
     repeat: int = 1
     observer: Observer | None = None
-    _done: dict[tuple[str, int], object] = field(default_factory=dict)
+    _done: dict[tuple[str, int], RunRecord] = field(default_factory=dict)
     _keys: dict[Variant, str] = field(default_factory=dict)
     tested: set[str] = field(default_factory=set)  # distinct variants this strategy asked about
 
