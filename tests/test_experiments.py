@@ -178,6 +178,8 @@ def test_usage_errors_are_one_line(tmp_path):
         (["sweep", "--expect", "X", "--knob", "n=1", "--", "echo", "hi"], "knob n is not used by the command"),
         (["sweep", "--expect", "X", "--knob", "n", "--", "echo", "{n}"], "--knob must look like NAME=VALUE"),
         (["bisect", "--expect", "X", "--knob", "n=5..1", "--", "echo", "{n}"], "runs backwards"),
+        (["sweep", "--expect", "X", "--knob", "n=1", "--repeat", "0", "--", "echo", "{n}"], "--repeat must be at least 1"),
+        (["sweep", "--expect", "X", "--knob", "n=1", "--timeout", "0", "--", "echo", "{n}"], "--timeout must be a positive"),
         (["reduce", "--expect", "X", "--items", "a b", "--", "echo"], "needs {items} in the command"),
         (["sweep", "--plan", str(tmp_path / "missing.toml")], "cannot read plan"),
     ]

@@ -217,9 +217,12 @@ def settings(
     if unused:
         name = sorted(unused)[0]
         raise InputError(f"knob {name} is not used by the command: put {{{name}}} in an argument or --env value")
-    repeat = repeat or spec.repeat or 1
+    repeat = repeat if repeat is not None else spec.repeat or 1
     if repeat < 1:
         raise InputError("--repeat must be at least 1")
+    timeout = timeout if timeout is not None else spec.timeout if spec.timeout is not None else DEFAULT_TIMEOUT
+    if timeout <= 0:
+        raise InputError("--timeout must be a positive number of seconds")
     return Settings(
         strategy=strategy,
         expect=expect or "",
@@ -227,7 +230,7 @@ def settings(
         knobs=knob_values,
         cases=cases,
         items=item_list,
-        timeout=timeout if timeout is not None else spec.timeout if spec.timeout is not None else DEFAULT_TIMEOUT,
+        timeout=timeout,
         repeat=repeat,
         workers=workers or spec.workers,
         journal=journal or DEFAULT_JOURNAL,
