@@ -161,6 +161,13 @@ def test_sweep_text_shows_a_table_and_a_progress_summary(tmp_path):
     assert "2/2" in result.stderr and "REPRODUCES 1" in result.stderr and "ETA" in result.stderr  # progress bar
 
 
+def test_text_output_shows_values_with_brackets_literally(tmp_path):
+    result = cli("sweep", "--expect", "X", "--knob", "buckets=[512/[/]", "--journal", str(tmp_path / "j"),
+                 "--", "echo", "{buckets}")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "[512/[/]" in result.stdout
+
+
 def test_repeat_marks_flaky_verdicts_and_a_tie_is_not_reproducing(tmp_path):
     result = cli("sweep", "--expect", "NCC_IXLV002", "--knob", "x=a", "--repeat", "4", "--workers", "1",
                         "--format", "json", "--journal", str(tmp_path / "j"),

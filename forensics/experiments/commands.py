@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -119,8 +120,9 @@ def _runs_table(results: list[VariantResult], title: str | None = None) -> Table
         table.add_column(name, justify="right" if name in ("#", "seconds") else "left")
     for n, r in enumerate(results, 1):
         note = r.flaky and f"flaky: {r.flaky}" or r.runs[0].note
-        table.add_row(str(n), *(r.knobs.get(k, "") for k in knob_names), f"[{_STYLE[r.verdict]}]{r.verdict}[/]",
-                      r.code or "", f"{r.seconds:.2f}", note)  # fmt: skip
+        cells = [*(r.knobs.get(k, "") for k in knob_names), r.code or ""]
+        table.add_row(str(n), *map(escape, cells[:-1]), f"[{_STYLE[r.verdict]}]{r.verdict}[/]", escape(cells[-1]),
+                      f"{r.seconds:.2f}", escape(note))  # fmt: skip
     return table
 
 
@@ -158,7 +160,7 @@ def _sweep(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput
         return CommandOutput(json.dumps({"runs": [_run_json(r, s.repeat) for r in results]}, indent=2) + "\n")
     counts = Counter(r.verdict for r in results)
     summary = f"{len(results)} variants: " + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v])
-    return CommandOutput(_text([_runs_table(results, f"sweep expecting {s.expect}"), summary], color))
+    return CommandOutput(_text([_runs_table(results, escape(f"sweep expecting {s.expect}")), summary], color))
 
 
 def _one_knob(s: Settings, what: str) -> tuple[str, list[str]]:
@@ -182,7 +184,7 @@ def _bisect(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutpu
         return CommandOutput(json.dumps(data, indent=2) + "\n", warnings, code)
     answer = (f"boundary: {knob}={result.boundary} is the smallest value that reproduces {s.expect}"
               if result.boundary is not None else f"no value of {knob} reproduces {s.expect}")  # fmt: skip
-    line = f"{answer} ({result.runs} runs, budget {strategies.bisect_budget(len(values))})"
+    line = escape(f"{answer} ({result.runs} runs, budget {strategies.bisect_budget(len(values))})")
     return CommandOutput(_text([_runs_table(result.results, f"bisect {knob}"), line], color), warnings, code)
 
 
@@ -225,15 +227,15 @@ def _confirm(exp: Experiment, s: Settings, fmt: str, color: bool, finding) -> Co
             ],
         }
         return CommandOutput(json.dumps(data, indent=2) + "\n", exit_code=code)
-    table = Table(title=f"{result.code or result.signature}: hypotheses checked by re-running")
+    table = Table(title=escape(f"{result.code or result.signature}: hypotheses checked by re-running"))
     for name in ("hypothesis", "status", "verdict", "why"):
         table.add_column(name)
     status_style = {"confirmed": "bold green", "refuted": "red", "inconclusive": "yellow", "not checked": "dim"}
     for c in result.checks:
         verdict = c.result.verdict if c.result else ""
-        table.add_row(c.id, f"[{status_style[c.status]}]{c.status}[/]", verdict, c.reason)
+        table.add_row(escape(c.id), f"[{status_style[c.status]}]{c.status}[/]", verdict, escape(c.reason))
     runs = [result.baseline] + [c.result for c in result.checks if c.result]
-    head = f"baseline: {result.baseline.verdict} ({' '.join(result.baseline.variant.argv)})"
+    head = escape(f"baseline: {result.baseline.verdict} ({' '.join(result.baseline.variant.argv)})")
     return CommandOutput(_text([head, table, _runs_table(runs, "runs (evidence)")], color), exit_code=code)
 
 
