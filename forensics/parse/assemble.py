@@ -32,20 +32,30 @@ from forensics.parse.nrt_status import status_name, status_number
 
 MAX_RECORDS = 2000  # per record kind; a huge log of repeated errors keeps the first ones
 MAX_RETAINED = 20000  # lines kept for evidence and pattern matching
+MAX_SKELETONS = 50000  # bound on remembered uneventful line shapes
 RECENT_CANDIDATES = 2000  # plain candidate lines kept from the end of the input (failures come last)
 CONTINUATION_LINES = 16  # a coded message spans at most this many physical lines
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
-# environment listing or a traceback, so it is counted and skipped without running any parser.
-_CANDIDATE = re.compile(
-    r"ERR|FATAL|CRITICAL|WARN|USER|NCC_|\[[A-Z]{3}\d{3}\]|\[F1\d\d\]|Traceback|File |rror|xception|"
-    r"[Ff]ail|err:|status|[Nn]euron|torch|transformers|nki|jax|XLA_|\*{10}|===|Reason:|Instruction:|"
-    r"Opcode:|--|Killed|[Aa]ssert|what\(\)|loc\(|[Vv]ersion|cut here|cut to here|Signals|exitcode|"
-    r"[Uu]nsupported|not supported|Could not|[Tt]imeout|out-of-bound|xlarge|CCOM|TDRV|NRT|nd\d|Access Pattern|"
-    r"Offset:|Memory Location|Argument AP|index:|Error|abnormally|terminated|[Nn]ot initialized|DEVICE|"
-    r"Cluster ID|Instance ID|Nodename|Kernel:|\* |SG-|LoadActFuncSet|tensorcopy|core barrier|LocalSendRecv|"
-    r"os\.environ|export |compiler_args|--target|bfloat16|float32|shape"
+# environment listing or a traceback, so it is counted and skipped without running any parser. Plain
+# substring tests run at C speed; one alternation regex over every line costs ~40 us a line.
+_CANDIDATE_WORDS = (
+    "ERR", "FATAL", "CRITICAL", "WARN", "USER", "NCC_", "Traceback", "File ", "rror", "xception", "XCEPTION",
+    "ail", "err:", "status", "euron", "torch", "transformers", "nki", "jax", "XLA_", "****", "===", "Reason:",
+    "Instruction:", "Opcode:", "--", "Killed", "ssert", "what()", "loc(", "ersion", "cut here", "cut to here",
+    "Signals", "exitcode", "nsupported", "not supported", "Could not", "imeout", "out-of-bound", "xlarge",
+    "CCOM", "TDRV", "NRT", "Access Pattern", "Offset:", "Memory Location", "Argument AP", "index:", "abnormally",
+    "terminated", "ot initialized", "DEVICE", "Cluster ID", "Instance ID", "Nodename", "Kernel:", "* ", "SG-",
+    "LoadActFuncSet", "tensorcopy", "core barrier", "LocalSendRecv", "os.environ", "export ", "compiler_args",
+    "bfloat16", "float32", "shape", "NEURON", "EFA", "FI_", "ENC:", "nd0", "nd1", "skipped",
 )
+_CANDIDATE_SHAPES = re.compile(r"\[[A-Z]{3}\d{3}\]|\[F1\d\d\]")
+
+
+def _is_candidate(segment: str) -> bool:
+    return any(word in segment for word in _CANDIDATE_WORDS) or _CANDIDATE_SHAPES.search(segment) is not None
+
+
 # Several NRT records on one physical line (multi-process output): split before each timestamp.
 _NRT_RECORD_START = re.compile(r"(?<=\S)(?=\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d\.\d{4,6}\s)")
 _ARGV_LIST = re.compile(r"\[\s*'(?:neuronx-cc|neuron-cc)'[^\]]*\]")
@@ -64,13 +74,15 @@ class _Assembler:
     def __init__(self, source: str) -> None:
         self.log = ParsedLog(source=source)
         self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
-        self.recent: deque[SourceLine] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
+        self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
         self.open_diagnostic: Diagnostic | None = None
         self.open_ice: IceReport | None = None
         self.ice_field: str | None = None
         self.open_bir: BirVerification | None = None
         self.open_traceback: PythonTraceback | None = None
         self.in_cut_here = False
+        self.uneventful: set[str] = set()  # line shapes (digits removed) that yielded no record
+        self.last_line = 0
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -98,7 +110,7 @@ class _Assembler:
     # ------------------------------------------------------------------ per line
 
     def feed(self, number: int, raw: str) -> None:
-        self.log.total_lines = number
+        self.last_line = number
         segments = _NRT_RECORD_START.split(raw) if raw.count(":") > 6 else [raw]
         for segment in segments:
             self._feed_segment(number, raw, segment)
@@ -109,21 +121,39 @@ class _Assembler:
             self.ice_field = None if self.ice_field != "Error message" else self.ice_field
             return
         block_open = self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
-        if not block_open and not _CANDIDATE.search(segment):
+        if not block_open and (_is_quiet(segment) or not _is_candidate(segment)):
             return
+        skeleton = _DIGITS.sub("", segment) if not block_open else None
+        if skeleton is not None and skeleton in self.uneventful:
+            # The same shape as an earlier line that yielded no record (a flood of one warning): keep the
+            # line for patterns, skip the parsers.
+            self._remember_recent(number, raw)
+            return
+        before = self._record_count()
         body = _strip_prefixes(segment)
         if self._classify(number, body):
             self._retain(number, raw)
         elif block_open and self._continue_block(number, body):
             self._retain(number, raw)
-        elif not self.recent or self.recent[-1].line != number:
-            self.recent.append(SourceLine(line=number, text=raw))
+        else:
+            self._remember_recent(number, raw)
+        if skeleton is not None and self._record_count() == before and len(self.uneventful) < MAX_SKELETONS:
+            self.uneventful.add(skeleton)
+
+    def _remember_recent(self, number: int, raw: str) -> None:
+        if not self.recent or self.recent[-1][0] != number:
+            self.recent.append((number, raw))
+
+    def _record_count(self) -> int:
+        log = self.log
+        return (len(log.diagnostics) + len(log.nrt_statuses) + len(log.exits) + len(log.invocations) + len(log.ice)
+                + len(log.bir) + len(log.tracebacks) + len(log.environment.lines) + self.in_cut_here
+                + bool(self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback))
 
     def _classify(self, number: int, body: str) -> bool:
         """Recognise the line's producer; True when the line carried something worth keeping."""
-        head = body[:1]
-        if head.isdigit() or body.startswith("NRT:"):
-            for grammar in ("runtime", "compiler", "framework"):
+        if body[:1].isdigit() or body.startswith("NRT:"):
+            for grammar in _timestamped_grammars(body):
                 tree = parse(grammar, body)
                 if tree is not None:
                     return self._producer_line(number, grammar, *flatten(tree))
@@ -199,13 +229,14 @@ class _Assembler:
                 self._close_blocks()
                 self.open_diagnostic = diagnostic
                 found = True
-        elif self.open_diagnostic and producer is None:
-            # Coded messages wrap onto unprefixed lines; a new producer line starts a new message.
-            found = self._continue_diagnostic(number, text)
         found |= self._statuses(number, text)
         found |= self._settings(number, text)
         found |= self._versions(number, text)
         found |= self._commands(number, text)
+        if tree is None and self.open_diagnostic and producer is None and not found:
+            # Coded messages wrap onto unprefixed lines; a line that is a record of its own (an exit
+            # status, a command, a producer line) starts something new.
+            found = self._continue_diagnostic(number, text)
         if producer is None and not found:
             # A plain line: keep it when it reads like a failure, for signature patterns and evidence.
             return bool(_looks_like_failure(text))
@@ -477,18 +508,46 @@ class _Assembler:
         env.lines.setdefault(f"pkg:{key}", number)
 
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
-        kept = {line.line: line for line in self.recent}
+        self.log.total_lines = self.last_line
+        kept = {number: SourceLine(line=number, text=raw) for number, raw in self.recent}
         kept.update((line.line, line) for line in self.retained)
         return self.log, [kept[number] for number in sorted(kept)]
 
 
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
 _STARS = re.compile(r"^\*{20,}$")
+_DIGITS = re.compile(r"\d+")
 _PREFIX_START = re.compile(r"^(?:\(|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20})")
 _FAILURE_WORDS = re.compile(
     r"(?i)\b(?:error|fail(?:ed|ure)?|fatal|critical|exception|assert(?:ion)?|abort(?:ed)?|killed|timeout|"
     r"not supported|unsupported|out-of-bound|cannot|could not|not available|not initialized|incompatible|unexpected)\b"
 )
+
+
+# Levelled chatter (INFO/DEBUG/TRACE) is most of a big log; only these words make such a line matter.
+_QUIET_LEVELS = (" INFO ", " DEBUG ", " TRACE ", "[INFO]", "[DEBUG]", " INFO\t")
+_QUIET_BUT_KEEP = (
+    "exitcode", "cmd:", "ompiler version", "ail", "rror", "status", "cut here", "cut to here", "infodump",
+    "Total ", "uccessful", "Artifacts stored", "Diagnostic logs", "NEURON_", "XLA_", "--target", "ersion",
+    "Instance ID", "Nodename", "lags", "ompil", "retr", "illed", "imeout", "exit",
+)
+
+
+def _is_quiet(segment: str) -> bool:
+    head = segment[:72]
+    return any(level in head for level in _QUIET_LEVELS) and not any(word in segment for word in _QUIET_BUT_KEEP)
+
+
+def _timestamped_grammars(body: str) -> tuple[str, ...]:
+    """Which producers can own a line that starts with a digit, by where its timestamp puts its marks:
+    NRT `2024-Jun-26 ...`, compiler `2024-08-15T14:51:41Z` / `06/16/2021 ...`, wrapper `2024-04-12 07:...`."""
+    if body.startswith("NRT:") or body[5:6].isalpha():
+        return ("runtime",)
+    if body[10:11] == "T" or body[2:3] == "/":
+        return ("compiler",)
+    if body[10:11] == " ":
+        return ("framework",)
+    return ("runtime", "compiler", "framework")
 
 
 def _looks_like_failure(text: str) -> bool:
