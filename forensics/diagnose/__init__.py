@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.diagnose.evidence import Facts, rank_hypotheses
-from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
+from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from forensics.diagnose.generic import generic_findings
 from forensics.diagnose.versions import resolve_fixed_in
 from forensics.ingest import read_lines, text_lines
@@ -129,7 +129,6 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
         evidence += [e for e in _evidence_lines(each, retained) or [Evidence(line=each.line, text=each.message)]
                      if e.line not in seen]
     evidence.sort(key=lambda e: e.line or 0)
-    compiler_pass = fields.get("pass_name") if isinstance(fields.get("pass_name"), str) else None
     summary = claim.message.strip() or signature.summary
     finding = Finding(
         code=claim.printed_code or signature.code,
@@ -140,7 +139,7 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
         summary=summary,
         meaning=_prose(signature.meaning),
         fields=fields,
-        fingerprint=fingerprint(signature.id, claim.message, compiler_pass),
+        fingerprint=fingerprint(signature.id, claim.message, compiler_pass(claim.message, fields)),
         fingerprint_version=FINGERPRINT_VERSION,
         workarounds=[Workaround(**w.model_dump()) for w in signature.workarounds],
         references=[Reference(**r.model_dump()) for r in signature.references],

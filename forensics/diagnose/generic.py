@@ -32,6 +32,7 @@ _COMPONENTS = {
 
 # Error levels as each producer spells them: compiler/NRT words, glog letters, logrus (neuron-profile) stems.
 _ERROR_LEVELS = {"ERROR", "FATAL", "CRITICAL", "E", "F", "ERRO", "FATA"}
+MAX_EVIDENCE = 20  # lines cited for one template group; the count says how many there were
 
 
 def explain_code(code: str) -> str:
@@ -88,10 +89,32 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claims: list[Cl
                              f"{traceback.exception}: {traceback.message or ''}".strip(),
                              "A Python exception ended the run; no catalogue entry knows its message yet.",
                              traceback.end_line, traceback.end_line, retained)]
-    for event in log.events:
-        if (event.level or "").upper() in _ERROR_LEVELS:
-            component = "runtime" if event.producer == "runtime" else "compiler" if event.producer == "compiler" else "framework"
-            return [_generic(None, f"{component}-error", f"Unrecognised {component} error", component,
-                             event.message, "An error line no catalogue entry knows yet.",
-                             event.line, event.line, retained)]
-    return []
+    return _template_findings(log, retained)
+
+
+def _template_findings(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]:
+    """Error lines no signature knows, one finding per Drain template (forensics/diagnose/templates.py)."""
+    errors = [e for e in log.events if (e.level or "").upper() in _ERROR_LEVELS]
+    if not errors:
+        return []
+    from forensics.diagnose.templates import group_by_template
+
+    producer = {e.line: e.producer for e in errors}
+    text_of = {line.line: line.text for line in retained}
+    findings = []
+    for group in group_by_template([(e.line, e.message) for e in errors]):
+        first, message = group.lines[0]
+        component = {"runtime": "runtime", "compiler": "compiler"}.get(producer[first], "framework")
+        count = len(group.lines)
+        finding = _generic(None, f"{component}-error", f"Unrecognised {component} error: {_shorten(group.template)}",
+                           component, message,
+                           f"An error line no catalogue entry knows yet; {count} line(s) share its template "
+                           "(<*> marks the parts that differ between them).", first, first, retained)
+        finding.fields = {"template": group.template, "occurrences": count}
+        finding.evidence = [Evidence(line=n, text=text_of.get(n, text)) for n, text in group.lines[:MAX_EVIDENCE]]
+        findings.append(finding)
+    return findings
+
+
+def _shorten(text: str, width: int = 100) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
