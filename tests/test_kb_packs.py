@@ -11,6 +11,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO, run_cli, run_cli_text as cli
 
 
@@ -116,11 +118,16 @@ def _env_with(site: Path) -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
 
 
-def test_installed_pack_is_found_through_its_entry_point(tmp_path):
+@pytest.mark.parametrize("entry_point", ["team_kb", "team_kb:signature_dir"])
+def test_installed_pack_is_found_through_its_entry_point(tmp_path, entry_point):
+    """The entry point names the package holding the TOML files, or a function returning their folder."""
     site = tmp_path / "site"
-    write_pack(site / "team_kb")
-    (site / "team_kb" / "__init__.py").write_text("")
-    _install_fake_distribution(site, "team_kb")
+    write_pack(site / "team_kb" / "signatures")
+    (site / "team_kb" / "__init__.py").write_text(
+        "from pathlib import Path\n\ndef signature_dir():\n    return Path(__file__).parent / 'signatures'\n")
+    if entry_point == "team_kb":
+        write_pack(site / "team_kb")
+    _install_fake_distribution(site, entry_point)
     result = cli("codes", "TEAM_EWID001", "--format", "json", env=_env_with(site))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)[0]["id"] == "team-widget-overflow"
