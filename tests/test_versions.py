@@ -134,3 +134,19 @@ def test_an_old_compiler_in_the_log_turns_a_fixed_signature_into_an_upgrade():
     assert finding.fixed_in.upgrade is True
     assert finding.fixed_in.summary.startswith(f"fixed in neuronx-cc {signature.fixed_in.version}")
     assert finding.fixed_in.summary.endswith("upgrade (the input shows neuronx-cc 2.1.0.76+abcdef12)")
+
+
+def test_every_fixed_in_of_the_catalogue_agrees_with_the_release_map():
+    from forensics.diagnose.versions import normalise_package
+    from forensics.knowledge import builtin_kb
+
+    for signature in builtin_kb().signatures:
+        spec = signature.fixed_in
+        if spec is None:
+            continue
+        shipped = {sdk: packages for sdk, packages in releases()}
+        package = normalise_package(spec.component)
+        assert first_sdk_with(package, spec.version), f"{signature.id}: {package} {spec.version} is in no release"
+        if spec.sdk:
+            sdk = spec.sdk if spec.sdk in shipped else f"{spec.sdk}.0"
+            assert spec.version in shipped[sdk].get(package, ()), f"{signature.id}: SDK {spec.sdk} did not ship {spec.version}"
