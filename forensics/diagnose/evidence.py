@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import islice
 
 from forensics.diagnose.versions import is_older, normalise_package, seen_version
 from forensics.knowledge.schema import EvidenceRule, HypothesisSpec
@@ -39,8 +40,8 @@ def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: l
     """The evidence lines when the rule's fact is present (empty list: present, no line to cite); None if absent."""
     if rule.pattern:
         pattern = re.compile(rule.pattern)
-        hits = [Evidence(line=l.line, text=l.text, note=rule.note) for l in retained if pattern.search(l.text)]
-        return hits[:_MAX_CITED] or None
+        hits = islice((l for l in retained if pattern.search(l.text)), _MAX_CITED)
+        return [Evidence(line=l.line, text=l.text, note=rule.note) for l in hits] or None
     if rule.env:
         value = env.env_vars.get(rule.env)
         if value is None or (rule.value is not None and value != rule.value):

@@ -160,13 +160,12 @@ class _Assembler:
         tree = parse("traceback", body.strip()) if _maybe_traceback(body) else None
         if tree is not None:
             return self._traceback_line(number, *flatten(tree))
-        tree = parse("compiler", body)
-        if tree is not None:
+        start = body.lstrip()
+        if start.startswith(_COMPILER_BLOCK_STARTS) and (tree := parse("compiler", body)) is not None:
             return self._producer_line(number, "compiler", *flatten(tree))
-        tree = parse("framework", body)
-        if tree is not None:
+        if _maybe_untimed_framework(body) and (tree := parse("framework", body)) is not None:
             return self._producer_line(number, "framework", *flatten(tree))
-        if self._environment_line(number, body):
+        if start.startswith(_ENVIRONMENT_STARTS) and self._environment_line(number, body):
             return True
         return self._message(number, body, producer=None, level=None, component=None)
 
@@ -436,8 +435,6 @@ class _Assembler:
         if self.open_traceback is not None:
             # The source line under a frame; anything else ends the traceback.
             return bool(self.open_traceback.frames) and not text.startswith(("During handling", "The above"))
-        if self.open_diagnostic is not None:
-            return self._continue_diagnostic(number, body)
         return False
 
     def _cut_here_field(self, number: int, text: str) -> None:
@@ -536,6 +533,25 @@ _QUIET_BUT_KEEP = (
 def _is_quiet(segment: str) -> bool:
     head = segment[:72]
     return any(level in head for level in _QUIET_LEVELS) and not any(word in segment for word in _QUIET_BUT_KEEP)
+
+
+# Dispatch, not shapes: the first words a line must start with for each grammar's untimestamped
+# alternatives to apply (keep in step with grammars/*.lark), so plain lines skip every lark parser.
+_COMPILER_BLOCK_STARTS = (
+    "*", "An Internal Compiler Error", "Error message", "Error class", "Error location", "Command line",
+    "Internal details", "Version information", "what()", "===", "Reason", "Instruction", "Opcode", "Input index",
+    "Output index", "Argument AP", "Access Pattern", "Offset", "Memory Location", "SG-ERROR",
+)
+_ENVIRONMENT_STARTS = (
+    "aws-neuron", "neuron", "libneuronxla", "torch", "jax", "transformers", "nki", "optimum", "vllm", "tensorflow",
+    "NeuronX Compiler", "Neuron Compiler", "NEURON", "XLA_", "TORCH_NEURONX", "FI_", "PJRT", "export ", "ENV ",
+    "os.environ[",
+)
+
+
+def _maybe_untimed_framework(body: str) -> bool:
+    """glog `F hilo/x.cc:160] ...` or logrus `ERRO[0000] ...`."""
+    return (body[1:2] == " " and body[:1] in "IWEF") or body[4:5] == "["
 
 
 def _timestamped_grammars(body: str) -> tuple[str, ...]:
