@@ -115,3 +115,21 @@ def test_runtime_records_run_together_on_one_line(tmp_path):
     finding = json.loads(run_cli("explain", str(log), "--format", "json").stdout)["findings"][0]
     assert finding["code"] == "NRT_EXEC_OOB"
     assert finding["fields"] == {"dge_kind": "scalar", "status": 1006}
+
+
+def test_explain_path_imports_no_heavy_modules():
+    """`explain` must start fast: pandas, Ray, drain3 and jsonschema stay off its import path."""
+    probe = (
+        "import sys\n"
+        "from forensics.cli import main\n"
+        f"sys.argv = ['nforensics', 'explain', {str(SEED)!r}, '--format', 'json']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in ('pandas', 'ray', 'drain3', 'jsonschema', 'pyarrow') if m in sys.modules)\n"
+        "sys.stderr.write('HEAVY=' + ','.join(heavy))\n"
+    )
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert "HEAVY=" in result.stderr
+    assert result.stderr.rsplit("HEAVY=", 1)[1].strip() == "", result.stderr
