@@ -129,6 +129,19 @@ def run_command(argv: list[str], out: BinaryIO, err: BinaryIO, log: BinaryIO | N
     except PermissionError:
         raise InputError(f"command is not executable: {argv[0]}") from None
 
+    def forward(signum: int, _frame: object) -> None:
+        if signum == signal.SIGINT and _interactive_foreground():
+            return
+        try:
+            child.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    # Installed before any output is passed on: whoever saw the first line can already signal us.
+    forwarded = (signal.SIGINT, signal.SIGTERM)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = {s: signal.signal(s, forward) for s in forwarded} if in_main_thread else {}
+
     capture = BoundedCapture()
     lock = threading.Lock()
     log_failed = threading.Event()
@@ -156,21 +169,9 @@ def run_command(argv: list[str], out: BinaryIO, err: BinaryIO, log: BinaryIO | N
         threading.Thread(target=pump, args=(child.stdout, out), daemon=True),
         threading.Thread(target=pump, args=(child.stderr, err), daemon=True),
     ]
-    for thread in pumps:
-        thread.start()
-
-    def forward(signum: int, _frame: object) -> None:
-        if signum == signal.SIGINT and _interactive_foreground():
-            return
-        try:
-            child.send_signal(signum)
-        except ProcessLookupError:
-            pass
-
-    forwarded = (signal.SIGINT, signal.SIGTERM)
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = {s: signal.signal(s, forward) for s in forwarded} if in_main_thread else {}
     try:
+        for thread in pumps:
+            thread.start()
         status = child.wait()
         for thread in pumps:
             thread.join()
