@@ -111,7 +111,10 @@ def test_signals_are_forwarded_to_the_child(signum):
         print("ready", flush=True)
         time.sleep(30)
     """)
-    process = subprocess.Popen([*NFORENSICS, "run", *child], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    # stdin is not a terminal here, as in CI: a terminal's Ctrl-C would reach the child directly instead.
+    process = subprocess.Popen(
+        [*NFORENSICS, "run", *child], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
+    )
     assert process.stdout.readline() == b"ready\n"
     process.send_signal(signum)
     out, _ = process.communicate(timeout=30)
