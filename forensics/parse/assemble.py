@@ -317,12 +317,11 @@ class _Assembler:
     def _flags(self, number: int, argv: list[str]) -> None:
         env = self.log.environment
         for index, arg in enumerate(argv):
-            if not arg.startswith("-") or arg in env.compiler_flags:
+            if not arg.startswith("-") or arg.split("=", 1)[0] in _IO_FLAGS or arg in env.compiler_flags:
                 continue
             # `--model-type transformer` is one flag: keep the value with it.
             if "=" not in arg and index + 1 < len(argv) and not argv[index + 1].startswith("-") and arg.startswith("--"):
-                if not argv[index + 1].endswith((".pb", ".neff", ".hlo", ".json", ".py")):
-                    arg = f"{arg}={argv[index + 1]}"
+                arg = f"{arg}={argv[index + 1]}"
             env.compiler_flags.append(arg)
             env.lines.setdefault(f"flag:{arg}", number)
             if arg.startswith("--target="):
@@ -511,6 +510,8 @@ class _Assembler:
         return self.log, [kept[number] for number in sorted(kept)]
 
 
+# Where the compiler reads and writes, not how it compiles: not reported as compiler flags.
+_IO_FLAGS = {"--output", "-o", "--logfile", "--logdir", "--workdir", "--log-file", "--pipeline"}
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
 _STARS = re.compile(r"^\*{20,}$")
 _DIGITS = re.compile(r"\d+")
