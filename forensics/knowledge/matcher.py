@@ -18,7 +18,8 @@ BLOCK_LINES = 6  # a line-anchored message reads on through at most this many wr
 # A line that starts a record of its own (timestamp, traceback, exception, prompt) is not a wrapped part.
 _RECORD_START = re.compile(
     r"^\s*(?:\d{4}-|\d\d/\d\d/|Traceback|File |[\w.]*(?:Error|Exception)\b|\$ |\[[A-Z_]+\]|"
-    r"\([\w.-]+ pid=|NRT:|[A-Z]+ \d\d-\d\d )"  # Ray/vLLM-prefixed and syslog-form runtime lines
+    r"\([\w.-]+ pid=|NRT:|[A-Z]+ \d\d-\d\d |"  # Ray/vLLM-prefixed and syslog-form runtime lines
+    r"(?i:warning|error|fatal|info):)"  # a tool's own `error: ...` line
 )
 
 

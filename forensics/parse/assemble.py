@@ -33,7 +33,8 @@ from forensics.parse.nrt_status import status_name, status_number
 MAX_RECORDS = 2000  # per record kind; a huge log of repeated errors keeps the first ones
 MAX_RETAINED = 20000  # lines kept for evidence and pattern matching
 MAX_SKELETONS = 50000  # bound on remembered uneventful line shapes
-RECENT_CANDIDATES = 2000  # plain candidate lines kept from the end of the input (failures come last)
+RECENT_CANDIDATES = 2000
+CONTEXT_LINES = 3  # plain lines kept after a line that carried a record, for wrapped runtime details  # plain candidate lines kept from the end of the input (failures come last)
 CONTINUATION_LINES = 16  # a coded message spans at most this many physical lines
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
@@ -83,6 +84,7 @@ class _Assembler:
         self.in_cut_here = False
         self.uneventful: set[str] = set()  # line shapes (digits removed) that yielded no record
         self.last_line = 0
+        self.context_left = 0  # plain lines still kept after the last line that carried something
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -122,6 +124,10 @@ class _Assembler:
             return
         block_open = self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
         if not block_open and (_is_quiet(segment) or not _is_candidate(segment)):
+            if self.context_left:
+                # Detail lines right under an error (`Exception PC: 0x...`) carry no failure word of their own.
+                self.context_left -= 1
+                self._remember_recent(number, raw)
             return
         skeleton = _DIGITS.sub("", segment) if not block_open else None
         if skeleton is not None and skeleton in self.uneventful:
@@ -133,6 +139,7 @@ class _Assembler:
         body = _strip_prefixes(segment)
         if self._classify(number, body):
             self._retain(number, raw)
+            self.context_left = CONTEXT_LINES
         elif block_open and self._continue_block(number, body):
             self._retain(number, raw)
         else:
