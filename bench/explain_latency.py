@@ -3,6 +3,10 @@
 Target (issue: walking skeleton): median of 10 cold runs of `nforensics explain SEED` is at most 1.5x the
 median of `python -c "import typer, rich, pydantic, lark"`, both measured in this run.
 
+It also measures the floor of the stack itself: the same imports plus validating one pydantic model and
+printing one rich panel. `import pydantic` and `import rich` are lazy, so the baseline pays neither for
+pydantic's validator machinery nor for rich.console; any program that uses them pays both.
+
     .venv/bin/python bench/explain_latency.py [--runs 10]
 """
 
@@ -18,6 +22,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "sample_logs" / "seed000_ncc_ixlv002_sendrecv_twice.log"
 TARGET = 1.5
+_STACK_FLOOR = (
+    "import typer, rich, pydantic, lark\n"
+    "from pydantic import BaseModel\n"
+    "class Probe(BaseModel):\n    x: int\n"
+    "Probe(x=1)\n"
+    "from rich.console import Console\nfrom rich.panel import Panel\n"
+    "Console().print(Panel('x'))\n"
+)
 
 
 def _median_seconds(argv: list[str], runs: int) -> float:
@@ -37,9 +49,11 @@ def main() -> int:
     # One warm-up each so both sides start with the same OS file cache and lark's parser cache.
     _median_seconds([python, "-m", "forensics.cli", "explain", str(SEED)], 1)
     baseline = _median_seconds([python, "-c", "import typer, rich, pydantic, lark"], args.runs)
+    floor = _median_seconds([python, "-c", _STACK_FLOOR], args.runs)
     explain = _median_seconds([python, "-m", "forensics.cli", "explain", str(SEED)], args.runs)
     ratio = explain / baseline
     print(f"baseline  import typer, rich, pydantic, lark : {baseline * 1000:7.1f} ms (median of {args.runs})")
+    print(f"stack floor (+1 pydantic model, 1 rich panel): {floor * 1000:7.1f} ms = {floor / baseline:.2f}x baseline")
     print(f"nforensics explain {SEED.name}: {explain * 1000:7.1f} ms (median of {args.runs})")
     print(f"ratio {ratio:.2f}x (target <= {TARGET}x): {'OK' if ratio <= TARGET else 'OVER'}")
     return 0 if ratio <= TARGET else 1

@@ -16,6 +16,9 @@ Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
 
 
 class Record(BaseModel):
+    # Validators are built on first validation, not at import. parse and diagnose build records from
+    # values they produced themselves with `model_construct` (no validation), so `explain` never pays for
+    # building validators; JSON output and records read from outside still go through the full models.
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 

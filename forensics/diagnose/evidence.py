@@ -41,7 +41,7 @@ def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: l
     if rule.pattern:
         pattern = re.compile(rule.pattern)
         hits = islice((l for l in retained if pattern.search(l.text)), _MAX_CITED)
-        return [Evidence(line=l.line, text=l.text, note=rule.note) for l in hits] or None
+        return [Evidence.model_construct(line=l.line, text=l.text, note=rule.note) for l in hits] or None
     if rule.env:
         value = env.env_vars.get(rule.env)
         if value is None or (rule.value is not None and value != rule.value):
@@ -67,7 +67,7 @@ def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: l
 
 def _cite(env: Environment, key: str, text: str, note: str) -> list[Evidence]:
     line = env.lines.get(key)
-    return [Evidence(line=line, text=text, note=note)] if line else []
+    return [Evidence.model_construct(line=line, text=text, note=note)] if line else []
 
 
 def rank_hypotheses(specs: list[HypothesisSpec], finding: Finding, env: Environment,
@@ -85,11 +85,11 @@ def rank_hypotheses(specs: list[HypothesisSpec], finding: Finding, env: Environm
             score += rule.weight
             supported |= rule.weight > 0
             if rule.absent:
-                cited.append(Evidence(text=f"not in the input: {rule.note}", note=rule.note))
+                cited.append(Evidence.model_construct(text=f"not in the input: {rule.note}", note=rule.note))
             else:
                 # Facts from artifacts and fields have no input line to cite: the note says what held.
-                cited.extend(observed or [Evidence(text=rule.note, note=rule.note)])
-        ranked.append((-round(score, 6), order, Hypothesis(
+                cited.extend(observed or [Evidence.model_construct(text=rule.note, note=rule.note)])
+        ranked.append((-round(score, 6), order, Hypothesis.model_construct(
             id=spec.id, title=spec.title, score=round(score, 3), explanation=spec.explanation,
             evidence=cited, check=None if supported else spec.check)))
     return [h for _, _, h in sorted(ranked, key=lambda item: (item[0], item[1]))]

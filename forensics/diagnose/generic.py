@@ -46,12 +46,12 @@ def explain_code(code: str) -> str:
 
 def _generic(code: str | None, key: str, title: str, component: str, summary: str, meaning: str,
              line: int, end_line: int, retained: list[SourceLine]) -> Finding:
-    evidence = [Evidence(line=l.line, text=l.text) for l in retained if line <= l.line <= end_line]
-    return Finding(
+    evidence = [Evidence.model_construct(line=l.line, text=l.text) for l in retained if line <= l.line <= end_line]
+    return Finding.model_construct(
         code=code, signature=f"generic-{key}", title=title, component=component, summary=summary,
         meaning=meaning, generic=True, fingerprint=fingerprint(code or key, summary),
         fingerprint_version=FINGERPRINT_VERSION,
-        evidence=evidence or [Evidence(line=line, text=summary)],
+        evidence=evidence or [Evidence.model_construct(line=line, text=summary)],
     )
 
 
@@ -111,7 +111,7 @@ def _template_findings(log: ParsedLog, retained: list[SourceLine]) -> list[Findi
                            f"An error line no catalogue entry knows yet; {count} line(s) share its template "
                            "(<*> marks the parts that differ between them).", first, first, retained)
         finding.fields = {"template": group.template, "occurrences": count}
-        finding.evidence = [Evidence(line=n, text=text_of.get(n, text)) for n, text in group.lines[:MAX_EVIDENCE]]
+        finding.evidence = [Evidence.model_construct(line=n, text=text_of.get(n, text)) for n, text in group.lines[:MAX_EVIDENCE]]
         findings.append(finding)
     return findings
 

@@ -126,5 +126,5 @@ def resolve_fixed_in(spec: FixedInSpec, environment: Environment) -> FixedIn:
         summary = f"fixed in {where}, but the input shows {shown}: the fix did not cover this case"
     else:
         summary = f"fixed in {where}"
-    return FixedIn(component=package, version=spec.version, sdk=sdk, seen_version=seen, upgrade=bool(older),
+    return FixedIn.model_construct(component=package, version=spec.version, sdk=sdk, seen_version=seen, upgrade=bool(older),
                    summary=summary)

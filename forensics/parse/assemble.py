@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from forensics.parse.grammars import flatten, parse
 from forensics.records import (
+    Environment,
     BirVerification,
     CompilerInvocation,
     Diagnostic,
@@ -73,7 +74,7 @@ def _clean(message: str | None) -> str:
 
 class _Assembler:
     def __init__(self, source: str) -> None:
-        self.log = ParsedLog(source=source)
+        self.log = ParsedLog.model_construct(source=source, environment=Environment.model_construct())
         self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
         self.open_diagnostic: Diagnostic | None = None
@@ -98,7 +99,7 @@ class _Assembler:
         if self.retained and self.retained[-1].line == number:
             return
         if len(self.retained) < MAX_RETAINED:
-            self.retained.append(SourceLine(line=number, text=raw))
+            self.retained.append(SourceLine.model_construct(line=number, text=raw))
         else:
             self.log.truncated = True
 
@@ -213,7 +214,7 @@ class _Assembler:
     def _event(self, number: int, producer: str, level: str | None, component: str | None, pid: str | None,
                message: str, parts: dict[str, str]) -> None:
         timestamp = parts.get("ISO_TS") or parts.get("US_TS") or parts.get("NRT_TS") or parts.get("TS")
-        self._add(self.log.events, LogEvent(
+        self._add(self.log.events, LogEvent.model_construct(
             producer=producer, line=number, level=level, component=component,
             pid=int(pid) if pid and pid.isdigit() else None, message=message, timestamp=timestamp))
 
@@ -226,7 +227,7 @@ class _Assembler:
         tree = parse("messages", text, "diagnostic") if "[" in text else None
         if tree is not None:
             shape, parts = flatten(tree)
-            diagnostic = Diagnostic(
+            diagnostic = Diagnostic.model_construct(
                 code=parts["CODE"], severity=parts.get("SEVERITY_TAG", "").strip("[]") or None,
                 message=_clean(parts.get("TEXT")), op=(parts.get("OP") or "").strip("()") or None,
                 location=parts.get("LOC"), line=number, end_line=number)
@@ -271,7 +272,7 @@ class _Assembler:
             _, parts = flatten(tree)
             value = int(parts["INT"]) if "INT" in parts else None
             name = parts.get("STATUS_NAME") or (status_name(value) if value is not None else None)
-            self._add(self.log.nrt_statuses, NrtStatus(
+            self._add(self.log.nrt_statuses, NrtStatus.model_construct(
                 line=number, number=value if value is not None else status_number(name), name=name, api=parts.get("API")))
             found = True
         if ("with" in text or "exit" in text or "died" in text) and (tree := parse("messages", text, "exit_status")):
@@ -280,7 +281,7 @@ class _Assembler:
             if "SIGNAL" in parts:
                 code = -code
             tool = parts.get("TOOL") or "neuronx-cc"
-            self._add(self.log.exits, ExitStatus(line=number, tool=tool, code=code))
+            self._add(self.log.exits, ExitStatus.model_construct(line=number, tool=tool, code=code))
             found = True
         return found
 
@@ -358,7 +359,7 @@ class _Assembler:
             return False
         self._flags(number, argv)
         target = next((a.split("=", 1)[1] for a in argv if a.startswith("--target=")), None)
-        self._add(self.log.invocations, CompilerInvocation(
+        self._add(self.log.invocations, CompilerInvocation.model_construct(
             line=number, argv=argv, target=target, flags=[a for a in argv if a.startswith("-")]))
         return True
 
@@ -369,14 +370,14 @@ class _Assembler:
         if shape == "ice_border":
             if self.open_ice is None:
                 self._close_blocks()
-                self.open_ice = IceReport(line=number, end_line=number)
+                self.open_ice = IceReport.model_construct(line=number, end_line=number)
                 self._add(self.log.ice, self.open_ice)
             else:
                 self.open_ice.end_line = number
         elif shape == "ice_title":
             if self.open_ice is None:
                 self._close_blocks()
-                self.open_ice = IceReport(line=number, end_line=number)
+                self.open_ice = IceReport.model_construct(line=number, end_line=number)
                 self._add(self.log.ice, self.open_ice)
         elif shape == "ice_field" and self.open_ice is not None:
             key = parts["ICE_KEY"]
@@ -385,7 +386,7 @@ class _Assembler:
             self._ice_value(key, value, number)
         elif shape == "bir_header":
             self._close_blocks()
-            self.open_bir = BirVerification(line=number, end_line=number)
+            self.open_bir = BirVerification.model_construct(line=number, end_line=number)
             self._add(self.log.bir, self.open_bir)
         elif shape == "bir_field" and self.open_bir is not None:
             key = parts["BIR_KEY"]
@@ -395,7 +396,7 @@ class _Assembler:
             if attribute:
                 setattr(self.open_bir, attribute, value)
         elif shape == "sg_error":
-            self._add(self.log.events, LogEvent(producer="compiler", line=number, level="ERROR",
+            self._add(self.log.events, LogEvent.model_construct(producer="compiler", line=number, level="ERROR",
                                                 component="SG-ERROR", message=value))
 
     def _ice_value(self, key: str, value: str, number: int) -> None:
@@ -448,7 +449,7 @@ class _Assembler:
         key, value = key.strip(), value.strip()
         if key == "Failure" and (tree := parse("messages", text, "nrt_status")):
             _, parts = flatten(tree)
-            self._add(self.log.nrt_statuses, NrtStatus(line=number, number=status_number(parts.get("STATUS_NAME")),
+            self._add(self.log.nrt_statuses, NrtStatus.model_construct(line=number, number=status_number(parts.get("STATUS_NAME")),
                                                        name=parts.get("STATUS_NAME"), api=parts.get("API")))
         elif key in ("NRT version", "Driver version", "Embedded FW version", "CCOM version") and value:
             package = {"NRT version": "aws-neuronx-runtime-lib", "Driver version": "aws-neuronx-dkms",
@@ -460,23 +461,23 @@ class _Assembler:
     def _traceback_line(self, number: int, shape: str, parts: dict[str, str]) -> bool:
         if shape == "header":
             self._close_blocks()
-            self.open_traceback = PythonTraceback(line=number, end_line=number)
+            self.open_traceback = PythonTraceback.model_construct(line=number, end_line=number)
             self._add(self.log.tracebacks, self.open_traceback)
             return True
         if shape in ("frame", "ipython_frame"):
             if self.open_traceback is None:
                 self._close_blocks()
-                self.open_traceback = PythonTraceback(line=number, end_line=number)
+                self.open_traceback = PythonTraceback.model_construct(line=number, end_line=number)
                 self._add(self.log.tracebacks, self.open_traceback)
             path = (parts.get("PATH") or parts.get("IPY_PATH") or "").strip('"')
-            self.open_traceback.frames.append(Frame(file=path, lineno=int(parts["LINENO"]), function=parts.get("FUNC")))
+            self.open_traceback.frames.append(Frame.model_construct(file=path, lineno=int(parts["LINENO"]), function=parts.get("FUNC")))
             self.open_traceback.end_line = number
             return True
         # The final exception line: it closes the traceback (or stands alone, as pasted).
         message = _clean(parts.get("MESSAGE"))
         traceback = self.open_traceback
         if traceback is None or traceback.exception is not None:
-            traceback = PythonTraceback(line=number, end_line=number)
+            traceback = PythonTraceback.model_construct(line=number, end_line=number)
             self._add(self.log.tracebacks, traceback)
         traceback.exception = parts["EXC_NAME"]
         traceback.message = message
@@ -512,7 +513,7 @@ class _Assembler:
 
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
         self.log.total_lines = self.last_line
-        kept = {number: SourceLine(line=number, text=raw) for number, raw in self.recent}
+        kept = {number: SourceLine.model_construct(line=number, text=raw) for number, raw in self.recent}
         kept.update((line.line, line) for line in self.retained)
         return self.log, [kept[number] for number in sorted(kept)]
 
