@@ -78,7 +78,7 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     findings = [_finding(group, log, retained, facts) for group in _by_signature(claims)]
     findings += generic_findings(log, retained, claims, has_specific=bool(findings))
     findings.sort(key=_rank)
-    return Analysis(source=log.source, findings=findings, environment=log.environment,
+    return Analysis.model_construct(source=log.source, findings=findings, environment=log.environment,
                     total_lines=log.total_lines, truncated=log.truncated)
 
 
@@ -98,8 +98,9 @@ def _fields(signature: Signature, claim: Claim, retained: list[SourceLine]) -> d
             if found:
                 for name, value in found.groupdict().items():
                     if value is not None and name not in values:
-                        try:
-                            values[name] = _CASTS[signature.fields[name]](value)
+                        kind = signature.fields[name]
+                        try:  # counts print with thousands separators: 6,101,424
+                            values[name] = _CASTS[kind](value.replace(",", "") if kind != "str" else value)
                         except ValueError:
                             values[name] = value
                 break
@@ -107,7 +108,7 @@ def _fields(signature: Signature, claim: Claim, retained: list[SourceLine]) -> d
 
 
 def _evidence_lines(claim: Claim, retained: list[SourceLine]) -> list[Evidence]:
-    return [Evidence(line=line.line, text=line.text) for line in retained if claim.line <= line.line <= claim.end_line]
+    return [Evidence.model_construct(line=line.line, text=line.text) for line in retained if claim.line <= line.line <= claim.end_line]
 
 
 def _by_signature(claims: list[Claim]) -> list[list[Claim]]:
@@ -126,11 +127,11 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
     for each in claims:
         fields = _fields(signature, each, retained) | fields  # the primary claim's values win
         seen = {e.line for e in evidence}
-        evidence += [e for e in _evidence_lines(each, retained) or [Evidence(line=each.line, text=each.message)]
+        evidence += [e for e in _evidence_lines(each, retained) or [Evidence.model_construct(line=each.line, text=each.message)]
                      if e.line not in seen]
     evidence.sort(key=lambda e: e.line or 0)
     summary = claim.message.strip() or signature.summary
-    finding = Finding(
+    finding = Finding.model_construct(
         code=claim.printed_code or signature.code,
         signature=signature.id,
         title=signature.title,
@@ -141,8 +142,8 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
         fields=fields,
         fingerprint=fingerprint(signature.id, claim.message, compiler_pass(claim.message, fields)),
         fingerprint_version=FINGERPRINT_VERSION,
-        workarounds=[Workaround(**w.model_dump()) for w in signature.workarounds],
-        references=[Reference(**r.model_dump()) for r in signature.references],
+        workarounds=[Workaround.model_construct(**dict(w)) for w in signature.workarounds],
+        references=[Reference.model_construct(**dict(r)) for r in signature.references],
         evidence=evidence,
         fixed_in=resolve_fixed_in(signature.fixed_in, log.environment) if signature.fixed_in else None,
         envelope=signature.match.envelope,
