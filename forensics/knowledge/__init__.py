@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from forensics.errors import InputError
+from forensics.knowledge.disk_cache import remember, stamp
 from forensics.knowledge.schema import Signature
 
 if TYPE_CHECKING:
@@ -56,7 +57,8 @@ def _load_file(path: Path) -> Signature:
 def _load_dir(directory: Path) -> list[Signature]:
     if not directory.is_dir():
         raise InputError(f"{directory}: signature pack folder not found")
-    return [_load_file(path) for path in sorted(directory.glob("*.toml"))]
+    paths = sorted(directory.glob("*.toml"))
+    return remember("signatures", stamp([directory, *paths]), lambda: [_load_file(path) for path in paths])
 
 
 def build(signatures: Iterable[Signature]) -> KnowledgeBase:
@@ -107,9 +109,18 @@ def _pack_folder(entry_point: EntryPoint) -> Path:
 def installed_packs() -> tuple[Path, ...]:
     """Folders of the signature packs that installed distributions declare under the entry point group
     `nforensics.signatures`, e.g. `[project.entry-points."nforensics.signatures"] team = "team_kb"`."""
+    import sys
+
+    # Installing or removing a distribution changes its site-packages folder's mtime: that is the stamp.
+    folders = remember("packs", stamp(Path(entry) for entry in sys.path if entry), _scan_entry_points)
+    return tuple(Path(folder) for folder in folders)
+
+
+def _scan_entry_points() -> tuple[str, ...]:
     from importlib.metadata import entry_points
 
-    return tuple(_pack_folder(ep) for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name))
+    found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+    return tuple(str(_pack_folder(ep)) for ep in found)
 
 
 @cache
