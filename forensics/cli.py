@@ -23,7 +23,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-EXIT_CLEAN, EXIT_DIAGNOSED, EXIT_USAGE = 0, 1, 2
+EXIT_USAGE = 2  # usage or input error; explain's 0/1 come from forensics.ci.exit_code
 
 
 def _version(value: bool) -> None:
