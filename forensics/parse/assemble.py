@@ -16,10 +16,10 @@ from collections.abc import Iterable
 
 from forensics.parse.grammars import flatten, parse
 from forensics.records import (
-    Environment,
     BirVerification,
     CompilerInvocation,
     Diagnostic,
+    Environment,
     ExitStatus,
     Frame,
     IceReport,
@@ -34,8 +34,8 @@ from forensics.parse.nrt_status import status_name, status_number
 MAX_RECORDS = 2000  # per record kind; a huge log of repeated errors keeps the first ones
 MAX_RETAINED = 20000  # lines kept for evidence and pattern matching
 MAX_SKELETONS = 50000  # bound on remembered uneventful line shapes
-RECENT_CANDIDATES = 2000
-CONTEXT_LINES = 3  # plain lines kept after a line that carried a record, for wrapped runtime details  # plain candidate lines kept from the end of the input (failures come last)
+RECENT_CANDIDATES = 2000  # plain candidate lines kept from the end of the input (failures come last)
+CONTEXT_LINES = 3  # plain lines kept after a line that carried a record, for wrapped runtime details
 CONTINUATION_LINES = 16  # a coded message spans at most this many physical lines
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
