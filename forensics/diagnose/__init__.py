@@ -38,7 +38,6 @@ _LINE_BREAK = re.compile(r"(?<!\n)\n(?!\n)")
 def _prose(text: str) -> str:
     """TOML multi-line strings wrap at ~110 columns: join wrapped lines, keep paragraph breaks."""
     return _LINE_BREAK.sub(" ", text.strip())
-_PASS = re.compile(r"(?:Internal tensorizer error:\s*|^)(\w+):")
 
 
 @dataclass(frozen=True)
