@@ -17,6 +17,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from conftest import another_machine_and_day
 from forensics.ci import FormatRequest, exit_code, parse_formats, write_outputs
 from forensics.errors import InputError
 from forensics.records import Analysis, Evidence, Finding, Hypothesis, Reference, Workaround
@@ -426,30 +427,12 @@ def test_sarif_of_every_sample_log_validates():
         validate_against_official_schema(sarif)
 
 
-# Volatile parts of a log: what changes between two runs of the same failing job.
-VOLATILE = [
-    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (\w+) \d+"), r"2031-07-08T09:10:11Z \1 4242"),
-    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+:\s+\d+"), "2031-07-08 09:10:11.123456:  4242"),
-    (re.compile(r"\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d[.,]\d+"), "2031-Jul-08 09:10:11.123456"),
-    (re.compile(r"\b\d{3,7}:\d{3,7}\b"), "5151:5252"),
-    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "0badc0de-1111-2222-3333-444455556666"),
-    (re.compile(r"/tmp/[\w.-]+/"), "/tmp/ci-runner-7/"),
-    (re.compile(r"neuronxcc-\w{8}"), "neuronxcc-zz99yy88"),
-]
-
-
-def rerun_of(text: str) -> str:
-    for pattern, replacement in VOLATILE:
-        text = pattern.sub(replacement, text)
-    return text
-
-
 @pytest.mark.parametrize("log", SEED_LOGS, ids=lambda p: p.name[:7])
 def test_rule_ids_and_fingerprints_survive_temp_paths_pids_and_timestamps(log, tmp_path, monkeypatch):
     from forensics.diagnose import analyze_path
 
     original = log.read_text()
-    changed = rerun_of(original)
+    changed = another_machine_and_day(original)
     assert changed != original
     monkeypatch.chdir(tmp_path)
     for run, text in (("one", original), ("two", changed)):
@@ -468,7 +451,7 @@ def test_explain_folder_glob_stdin_and_grouping(tmp_path):
     seed0, seed3 = SEED_LOGS[0].read_text(), SEED_LOGS[3].read_text()
     (tmp_path / "nightly" / "deep").mkdir(parents=True)
     (tmp_path / "nightly" / "a.log").write_text(seed0)
-    (tmp_path / "nightly" / "deep" / "b.log").write_text(rerun_of(seed0))
+    (tmp_path / "nightly" / "deep" / "b.log").write_text(another_machine_and_day(seed0))
     (tmp_path / "nightly" / "notes.md").write_text("not a log")
     (tmp_path / "nightly" / "model.neff").write_bytes(b"\x00NEFF" * 100)
     result = subprocess.run(
