@@ -17,6 +17,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from forensics.packages import package_key
 from forensics.records import MachineProbe
 
 # Where the Neuron apt packages put their tools; often not on PATH (reference §4).
@@ -126,7 +127,7 @@ def _pip_packages() -> dict[str, str]:
     for dist in metadata.distributions():
         name = dist.metadata.get("Name") or ""
         if name and PIP_FILTER.search(name):
-            found[re.sub(r"[-_.]+", "-", name).lower()] = dist.version
+            found[package_key(name)] = dist.version
     return dict(sorted(found.items()))
 
 

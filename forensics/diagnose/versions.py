@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from forensics.knowledge.schema import FixedInSpec
+from forensics.packages import package_key
 from forensics.records import Environment, FixedIn
 
 RELEASES_TOML = Path(__file__).resolve().parents[1] / "knowledge" / "releases.toml"
@@ -32,8 +33,8 @@ _RELEASE_PART = re.compile(r"\d+(?:\.\d+)*")
 
 def normalise_package(name: str) -> str:
     """pip's name normalisation (PEP 503), plus the short component names signatures use."""
-    name = re.sub(r"[-_.]+", "-", name.strip()).lower()
-    return COMPONENT_PACKAGES.get(name, name)
+    key = package_key(name)
+    return COMPONENT_PACKAGES.get(key, key)
 
 
 def version_key(package: str, version: str) -> tuple[int, ...] | None:

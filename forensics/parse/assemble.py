@@ -14,6 +14,7 @@ import shlex
 from collections import deque
 from collections.abc import Iterable
 
+from forensics.packages import package_key
 from forensics.parse.grammars import flatten, parse
 from forensics.records import (
     BirVerification,
@@ -507,7 +508,7 @@ class _Assembler:
 
     def _package(self, number: int, name: str, version: str) -> None:
         env = self.log.environment
-        key = name.lower().replace("_", "-")
+        key = package_key(name)
         env.packages.setdefault(key, version)
         env.lines.setdefault(f"pkg:{key}", number)
 
