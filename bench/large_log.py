@@ -26,7 +26,7 @@ CHATTER = (
 
 
 def generate(megabytes: int, sink) -> None:
-    block = CHATTER * (1 << 20 // len(CHATTER) + 1)
+    block = CHATTER * ((1 << 20) // len(CHATTER) + 1)  # about 1 MiB per write
     written, target = 0, megabytes << 20
     while written < target:
         sink.write(block)
