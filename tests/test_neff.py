@@ -287,6 +287,7 @@ def test_diff_names_compiler_target_feature_and_subgraph_changes(tmp_path, capsy
     assert changes["subgraphs"] == (["sg00", "sg01"], ["sg00"])
     assert changes["per_subgraph.sg01"][1] is None  # a whole subgraph is one change, not one per field
     assert changes["activation_sets.sg00"] == (["exp_and_others", "gelu_and_others"], ["exp_and_others"])
+    assert "per_subgraph.sg00.activation_sets" not in changes  # reported once, under activation_sets
     assert "header.uuid" not in changes and "path" not in changes
     code, out, _ = nforensics(capsys, "neff", "diff", a, a)
     assert code == 0 and "no differences" in out
