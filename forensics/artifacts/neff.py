@@ -144,39 +144,29 @@ def _cstring(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
-def _check_hash(path: Path, header: NeffHeader) -> tuple[str, bool | None, str | None, str | None]:
-    """(algorithm, ok, byte order, note). Producers store the digest plainly or with each 32-bit word reversed."""
-    algorithm = "md5" if header.pkg_version == 2 else "sha256"
-    digest = hashlib.new(algorithm)
-    with path.open("rb") as f:
-        f.seek(HEADER_SIZE)
-        left = header.data_size
-        while left > 0:
-            chunk = f.read(min(left, 1 << 20))
-            if not chunk:
-                break
-            digest.update(chunk)
-            left -= len(chunk)
+def _check_hash(header: NeffHeader, digest: Any) -> tuple[bool | None, str | None, str | None]:
+    """(ok, byte order, note) for the payload's digest. Producers store it plainly or with each 32-bit word reversed."""
     computed = digest.digest()
     stored = bytes.fromhex(header.hash)[: len(computed)]
     if not any(stored):
-        return algorithm, None, None, "no hash stored in the header"
+        return None, None, "no hash stored in the header"
     if stored == computed:
-        return algorithm, True, "digest", None
+        return True, "digest", None
     if stored == b"".join(computed[i : i + 4][::-1] for i in range(0, len(computed), 4)):
-        return algorithm, True, "word-swapped", None
+        return True, "word-swapped", None
     note = (
-        f"hash mismatch: the stored hash is neither the {algorithm.upper()} of the payload nor its word-swapped form "
+        f"hash mismatch: the stored hash is neither the {digest.name.upper()} of the payload nor its word-swapped form "
         "(the runtime checks it only with load verification on; this alone does not make the file unusable)"
     )
-    return algorithm, False, None, note
+    return False, None, note
 
 
 class _Window(io.RawIOBase):
-    """The declared payload of an open NEFF: reads stop at data_size, so trailing bytes never reach tarfile."""
+    """The declared payload of an open NEFF: reads stop at data_size, so trailing bytes never reach tarfile.
+    Every byte read also feeds the digest, if one is given, so hashing needs no second pass over the file."""
 
-    def __init__(self, f: Any, length: int) -> None:
-        self._f, self._left = f, length
+    def __init__(self, f: Any, length: int, digest: Any = None) -> None:
+        self._f, self._left, self._digest = f, length, digest
 
     def readable(self) -> bool:
         return True
@@ -185,20 +175,34 @@ class _Window(io.RawIOBase):
         data = self._f.read(min(len(buffer), self._left))
         buffer[: len(data)] = data
         self._left -= len(data)
+        if self._digest is not None:
+            self._digest.update(data)
         return len(data)
+
+    def drain(self) -> None:
+        """Read to the end of the window: tarfile stops at its end-of-archive blocks, the digest covers all of it."""
+        buffer = bytearray(1 << 20)
+        while self.readinto(buffer):
+            pass
 
 
 @contextmanager
-def _payload(path: Path, header: NeffHeader, kind: str) -> Iterator[tuple[tarfile.TarFile, Iterator[tarfile.TarInfo]]]:
-    """Stream the tar payload; the member iterator enforces the bomb limits before a member is used."""
+def _payload(
+    path: Path, header: NeffHeader, kind: str, digest: Any = None
+) -> Iterator[tuple[tarfile.TarFile, Iterator[tarfile.TarInfo]]]:
+    """Stream the tar payload; the member iterator enforces the bomb limits before a member is used.
+    With a digest, the whole declared payload has been fed to it once the block ends."""
     with path.open("rb") as f:
         f.seek(HEADER_SIZE)
-        stream = io.BufferedReader(_Window(f, header.data_size), buffer_size=1 << 20)
+        window = _Window(f, header.data_size, digest)
+        stream = io.BufferedReader(window, buffer_size=1 << 20)
         try:
             with tarfile.open(fileobj=stream, mode="r|gz" if kind == "gzip-tar" else "r|") as tar:
                 yield tar, _bounded(path, tar)
         except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
             raise InputError(f"{path}: the NEFF payload is not a readable tar archive ({exc})") from None
+        if digest is not None:
+            window.drain()
 
 
 def _bounded(path: Path, tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
@@ -243,11 +247,12 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
     """Every fact a NEFF file gives away without running it. Raises InputError when it is not a readable NEFF."""
     path = Path(path)
     header, size, kind, warnings = read_header(path)
-    algorithm, hash_ok, hash_order, hash_note = _check_hash(path, header)
+    algorithm = "md5" if header.pkg_version == 2 else "sha256"
+    digest = hashlib.new(algorithm)
     sizes: dict[str, int] = {}
     raw_json: dict[str, bytes] = {}
     members = unpacked = 0
-    with _payload(path, header, kind) as (tar, stream):
+    with _payload(path, header, kind, digest) as (tar, stream):
         for member in stream:
             members += 1
             unpacked += max(member.size, 0)
@@ -261,6 +266,7 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
             if name.endswith(".json") and name.count("/") <= 1 and posixpath.basename(name) not in SKIPPED_JSON:
                 if member.size <= MAX_JSON_BYTES:
                     raw_json[name] = tar.extractfile(member).read()
+    hash_ok, hash_order, hash_note = _check_hash(header, digest)
     documents = _Documents(raw_json, warnings)
 
     info = documents.get("info.json")
