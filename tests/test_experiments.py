@@ -24,7 +24,7 @@ from forensics.experiments.plan import Template
 from forensics.experiments.runner import Experiment, Outcome, RunSpec, execute
 
 DOUBLE = " ".join(DOUBLE_CMD)
-IXLV002 = Expectation(frozenset({"ncc_ixlv002"}), "NCC_IXLV002")
+IXLV002 = Expectation(frozenset({"ncc_ixlv002"}))
 
 
 def journal_rows(path: Path) -> list[tuple]:

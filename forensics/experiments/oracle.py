@@ -46,7 +46,6 @@ class Expectation:
     driver mismatch, hardware errors): a run that only hit those never tested anything."""
 
     names: frozenset[str]
-    label: str
     infrastructure: frozenset[str] = frozenset()
 
     def matches(self, code: str | None, signature: str | None) -> bool:
@@ -64,7 +63,7 @@ def expectation(expect: str) -> Expectation:
         if wanted in known:
             names |= known
     infrastructure = frozenset(sig.id for sig in signatures if sig.status == "environment")
-    return Expectation(frozenset(names), expect.strip(), infrastructure)
+    return Expectation(frozenset(names), infrastructure)
 
 
 def judge(exit_code: int, output: str, expect: Expectation) -> Judgement:

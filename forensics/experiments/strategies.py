@@ -23,7 +23,6 @@ def sweep(exp: Experiment, template: Template, knobs: dict[str, list[str]], case
 
 @dataclass
 class BisectResult:
-    knob: str
     boundary: str | None  # the smallest value that reproduces
     runs: int
     monotone: bool
@@ -50,7 +49,7 @@ def bisect(
     def done(boundary: int | None, monotone: bool = True, *warnings: str) -> BisectResult:
         ordered = [tested[i] for i in sorted(tested)]
         answer = None if boundary is None else values[boundary]
-        return BisectResult(knob, answer, len(tested), monotone, list(warnings), ordered)
+        return BisectResult(answer, len(tested), monotone, list(warnings), ordered)
 
     lo, hi = 0, len(values) - 1
     first, last = check(lo, hi) if hi > lo else check(lo) * 2
