@@ -23,7 +23,7 @@ from forensics.errors import InputError
 from forensics.experiments import strategies
 from forensics.experiments.journal import Journal, export
 from forensics.experiments.oracle import EXIT_CODES, VERDICTS, Expectation, expectation
-from forensics.experiments.plan import DEFAULT_TIMEOUT, Settings, Template, parse_assignment, settings
+from forensics.experiments.plan import DEFAULT_TIMEOUT, ITEMS, Settings, Template, parse_assignment, settings
 from forensics.experiments.runner import Experiment, LocalBackend, RunSpec, VariantResult, execute
 
 _STYLE = {"REPRODUCES": "bold red", "PASSES": "green", "DIFFERENT_FAILURE": "yellow", "UNTESTABLE": "dim"}
@@ -191,8 +191,9 @@ def _bisect(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutpu
 def _reduce(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput:
     if not s.items:
         raise InputError('reduce needs --items "A B C ..." (or items in the plan)')
-    if "{items}" not in " ".join(s.template.argv + tuple(v for _, v in s.template.env)):
-        raise InputError("reduce needs {items} in the command (an argument exactly `{items}` expands to separate arguments)")
+    if ITEMS not in s.template.placeholders():
+        raise InputError(f"reduce needs {{{ITEMS}}} in the command "
+                         f"(an argument exactly `{{{ITEMS}}}` expands to separate arguments)")
     result = strategies.reduce(exp, s.template, s.items, exp.backend.workers, _fixed(s))
     warnings = "".join(f"nforensics: warning: {w}\n" for w in result.warnings)
     code = 0 if result.minimal is not None else 1

@@ -22,6 +22,7 @@ from forensics.errors import InputError
 from forensics.experiments.runner import Variant
 
 ITEMS = "items"  # the placeholder `reduce` fills
+_ITEMS_ARG = f"{{{ITEMS}}}"  # an argv item exactly this expands to the items as separate arguments
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_JOURNAL = ".nforensics/journal.sqlite"
 DEFAULT_TIMEOUT = 3600.0  # one neuronx-cc run takes minutes to about an hour
@@ -50,7 +51,7 @@ class Template:
             values[ITEMS] = " ".join(items)
         argv: list[str] = []
         for arg in self.argv:
-            argv.extend(items if items is not None and arg == "{items}" else [_fill(arg, values)])
+            argv.extend(items if items is not None and arg == _ITEMS_ARG else [_fill(arg, values)])
         argv, named = self._named_files(argv)
         return Variant(
             argv=tuple(argv),
