@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from forensics.records import Analysis, Finding
+from forensics.records import Analysis, Evidence, Finding, FixedIn, Hypothesis, Workaround
 from forensics.render.groups import FailureGroup, Occurrence, group_findings, label
 
 
@@ -40,6 +40,41 @@ def heading(finding: Finding) -> str:
     return f"{finding.title} ({code_span(finding.code)})" if label(finding) != finding.title else finding.title
 
 
+def evidence_line(evidence: Evidence) -> str:
+    """`line N: `text` (note)`; evidence from an artifact (NEFF, kernel source) has no line to name."""
+    where = f"line {evidence.line}" if evidence.line else "artifact"
+    note = f" ({evidence.note})" if evidence.note else ""
+    return f"{where}: {code_span(evidence.text.strip())}{note}"
+
+
+def hypothesis_lines(hypotheses: list[Hypothesis]) -> list[str]:
+    """Ranked causes as a numbered list, each with its evidence (or what to check when none held)."""
+    out = []
+    for rank, hypothesis in enumerate(hypotheses, 1):
+        explanation = f": {hypothesis.explanation}" if hypothesis.explanation else ""
+        out.append(f"{rank}. **{hypothesis.title}** (score {hypothesis.score:g}){explanation}")
+        out += [f"   - {evidence_line(e)}" for e in hypothesis.evidence]
+        if hypothesis.check and not hypothesis.evidence:
+            out.append(f"   - to check: {hypothesis.check}")
+    return out
+
+
+def workaround_lines(workarounds: list[Workaround]) -> list[str]:
+    """A bullet per workaround, its code as an indented block under it."""
+    out = []
+    for workaround in workarounds:
+        description = f": {workaround.description}" if workaround.description else ""
+        out.append(f"- {workaround.title}{description}")
+        if workaround.code:
+            out += ["", *("  " + line for line in code_block(workaround.code, workaround.language).split("\n"))]
+    return out
+
+
+def fixed_in_text(fix: FixedIn) -> str:
+    sdk = f" (Neuron SDK {fix.sdk})" if fix.sdk else ""
+    return fix.summary or f"{fix.component} {fix.version}{sdk}"
+
+
 def _finding_section(number: int, group: FailureGroup) -> list[str]:
     finding = group.finding
     out = [f"## {number}. {heading(finding)}", ""]
@@ -56,28 +91,13 @@ def _finding_section(number: int, group: FailureGroup) -> list[str]:
         out += [f"| {cell(k)} | {cell(v)} |" for k, v in finding.fields.items()]
     if finding.evidence:
         out += ["", f"**Evidence** (in {code_span(group.first.source)})", ""]
-        out += [f"- line {e.line}: {code_span(e.text.strip())}" for e in finding.evidence]
+        out += [f"- {evidence_line(e)}" for e in finding.evidence]
     if finding.hypotheses:
-        out += ["", "**Likely causes**, most likely first", ""]
-        for rank, hypothesis in enumerate(finding.hypotheses, 1):
-            explanation = f" — {hypothesis.explanation}" if hypothesis.explanation else ""
-            out.append(f"{rank}. **{hypothesis.title}** (score {hypothesis.score:g}){explanation}")
-            for e in hypothesis.evidence:
-                note = f" — {e.note}" if e.note else ""
-                out.append(f"   - line {e.line}: {code_span(e.text.strip())}{note}")
-            if hypothesis.check and not hypothesis.evidence:
-                out.append(f"   - to check: {hypothesis.check}")
+        out += ["", "**Likely causes**, most likely first", "", *hypothesis_lines(finding.hypotheses)]
     if finding.workarounds:
-        out += ["", "**Workarounds**", ""]
-        for workaround in finding.workarounds:
-            description = f": {workaround.description}" if workaround.description else ""
-            out.append(f"- **{workaround.title}**{description}")
-            if workaround.code:
-                out += ["", *("  " + line for line in code_block(workaround.code, workaround.language).split("\n"))]
+        out += ["", "**Workarounds**", "", *workaround_lines(finding.workarounds)]
     if finding.fixed_in:
-        fix = finding.fixed_in
-        sdk = f" (Neuron SDK {fix.sdk})" if fix.sdk else ""
-        out += ["", f"**Fixed in** {fix.summary or f'{fix.component} {fix.version}{sdk}'}"]
+        out += ["", f"**Fixed in:** {fixed_in_text(finding.fixed_in)}"]
     if finding.references:
         out += ["", "**References**", ""]
         out += [f"- [{r.title}]({r.url})" for r in finding.references]

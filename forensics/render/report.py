@@ -22,7 +22,7 @@ from urllib.parse import quote, urlencode
 from forensics import __version__
 from forensics.records import Analysis, Environment, Finding, MachineProbe, Workaround
 from forensics.redact import Redactor
-from forensics.render.markdown import code_block, code_span
+from forensics.render.markdown import code_block, code_span, fixed_in_text, hypothesis_lines, workaround_lines
 
 REPOSITORY = "aws-neuron/aws-neuron-sdk"
 TEMPLATE = "bug-report.yml"
@@ -357,28 +357,14 @@ def _solution(report: ReportInput, finding: Finding | None) -> str:
     out: list[str] = []
     if finding.hypotheses:
         out += ["Likely causes ranked by nforensics (score, then the evidence in the log):", ""]
-        for rank, hypothesis in enumerate(finding.hypotheses[:TOP_HYPOTHESES], 1):
-            explanation = f": {hypothesis.explanation}" if hypothesis.explanation else ""
-            out.append(f"{rank}. **{hypothesis.title}** (score {hypothesis.score:g}){explanation}")
-            for e in hypothesis.evidence:
-                note = f" ({e.note})" if e.note else ""
-                where = f"line {e.line}" if e.line else "artifact"
-                out.append(f"   - {where}: {code_span(e.text.strip())}{note}")
-            if hypothesis.check and not hypothesis.evidence:
-                out.append(f"   - to check: {hypothesis.check}")
+        out += hypothesis_lines(finding.hypotheses[:TOP_HYPOTHESES])
     if finding.fixed_in:
-        fix = finding.fixed_in
-        out += ["", f"**Fixed in:** {fix.summary or f'{fix.component} {fix.version}'}"]
+        out += ["", f"**Fixed in:** {fixed_in_text(finding.fixed_in)}"]
     environment = report.analysis.environment
     tried = [w for w in finding.workarounds if already_applied(w, environment)]
     untried = [w for w in finding.workarounds if w not in tried]
     if untried:
-        out += ["", "**Workarounds to try:**", ""]
-        for workaround in untried:
-            description = f": {workaround.description}" if workaround.description else ""
-            out.append(f"- {workaround.title}{description}")
-            if workaround.code:
-                out += ["", *("  " + line for line in code_block(workaround.code, workaround.language).split("\n"))]
+        out += ["", "**Workarounds to try:**", "", *workaround_lines(untried)]
     if tried:
         out += ["", "**Already tried** (the failing run already had these set, and it still failed):", ""]
         out += [f"- {w.title}: {code_span(' '.join((w.code or '').split()))}" for w in tried]

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from forensics import __version__
 from forensics.records import Analysis, Finding
 from forensics.render.groups import Occurrence, label, occurrences
-from forensics.render.markdown import code_block
+from forensics.render.markdown import workaround_lines
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DESCRIPTION_LIMIT = 1024  # GitHub truncates/rejects longer short and full descriptions
@@ -31,10 +31,10 @@ def _help(finding: Finding) -> tuple[str, str]:
     for workaround in finding.workarounds:
         line = f"{workaround.title}: {workaround.description}" if workaround.description else workaround.title
         text.append(f"Workaround: {line}")
-        markdown.append(f"**Workaround: {workaround.title}**" + (f" {workaround.description}" if workaround.description else ""))
         if workaround.code:
             text.append(workaround.code)
-            markdown.append(code_block(workaround.code, workaround.language))
+    if finding.workarounds:
+        markdown.append("\n".join(["**Workarounds**", "", *workaround_lines(finding.workarounds)]))
     for reference in finding.references:
         text.append(f"{reference.title}: {reference.url}")
         markdown.append(f"[{reference.title}]({reference.url})")

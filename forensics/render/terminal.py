@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from forensics.records import Analysis, Finding
+from forensics.render.markdown import fixed_in_text
 
 _WIDTH = 110
 
@@ -79,7 +80,7 @@ def _finding_panel(finding: Finding, source: str) -> Panel:
         section("What it means", Text(finding.meaning.strip()))
     if finding.fixed_in:
         fix = finding.fixed_in
-        section("Fixed in", Text(fix.summary or f"{fix.component} {fix.version}", style="green" if fix.upgrade else ""))
+        section("Fixed in", Text(fixed_in_text(fix), style="green" if fix.upgrade else ""))
     if finding.hypotheses:
         section("Why it may happen (ranked)", _hypotheses(finding))
     if finding.workarounds:
