@@ -85,7 +85,7 @@ def occurrences(analyses: list[Analysis]) -> list[Occurrence]:
     for analysis in analyses:
         path = ci_path(analysis.source)
         for finding in analysis.findings:
-            lines = [e.line for e in finding.evidence if e.line > 0]
+            lines = [e.line for e in finding.evidence if e.line]  # None: a fact from an artifact
             found.append(Occurrence(analysis.source, path, min(lines) if lines else None, finding))
     return found
 
