@@ -1,32 +1,25 @@
 """Glue for the experiment commands of the CLI: settings -> journal, backend and progress bar -> strategy ->
-a rich table (text) or the issue's JSON shapes, plus CSV/Parquet export. Returns text; the CLI prints it.
-The progress bar draws on the console the CLI hands in.
+text (forensics/render/experiments.py) or the issue's JSON shapes, plus CSV/Parquet export. Returns text;
+the CLI prints it. The progress bar draws on the console the CLI hands in.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import shlex
-import shutil
-from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
 from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
 from forensics.errors import InputError
 from forensics.experiments import strategies
 from forensics.experiments.journal import Journal, export
-from forensics.experiments.oracle import EXIT_CODES, VERDICTS, Expectation, expectation
+from forensics.experiments.oracle import EXIT_CODES, Expectation, expectation
 from forensics.experiments.plan import DEFAULT_TIMEOUT, ITEMS, Settings, Template, parse_assignment, settings
 from forensics.experiments.runner import Experiment, LocalBackend, RunSpec, VariantResult, execute
-
-_STYLE = {"REPRODUCES": "bold red", "PASSES": "green", "DIFFERENT_FAILURE": "yellow", "UNTESTABLE": "dim"}
+from forensics.render.experiments import ProgressBar, bisect_text, confirm_text, reduce_text, sweep_text
 
 
 @dataclass
@@ -47,41 +40,6 @@ def oracle(expect: str, command: list[str], timeout: float | None, env: list[str
     return CommandOutput(f"{outcome.verdict} ({detail})\n", exit_code=EXIT_CODES[outcome.verdict])
 
 
-class ProgressBar:
-    """Runs done / planned, a count per verdict and the ETA."""
-
-    def __init__(self, console: Console, label: str) -> None:
-        self._counts: Counter[str] = Counter()
-        self._total = 0
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[counts]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=console,
-        )
-        self._task = self._progress.add_task(label, total=None, counts="")
-
-    def planned(self, count: int) -> None:
-        self._total += count
-        self._progress.update(self._task, total=self._total)
-
-    def finished(self, record) -> None:
-        self._counts[record.verdict] += 1
-        counts = "  ".join(f"[{_STYLE[v]}]{v} {self._counts[v]}[/]" for v in VERDICTS if self._counts[v])
-        self._progress.update(self._task, advance=1, counts=counts)
-
-    def __enter__(self) -> "ProgressBar":
-        self._progress.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._progress.stop()
-
-
 @contextmanager
 def _experiment(s: Settings, expect: Expectation, console: Console) -> Iterator[tuple[Experiment, int]]:
     journal = Journal(s.journal)
@@ -95,14 +53,6 @@ def _experiment(s: Settings, expect: Expectation, console: Console) -> Iterator[
         journal.close()
 
 
-def _text(renderables, color: bool) -> str:
-    buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=color, width=shutil.get_terminal_size((120, 24)).columns)
-    for r in renderables:
-        console.print(r)
-    return buffer.getvalue()
-
-
 def _run_json(result: VariantResult, repeat: int, evidence: bool = False) -> dict:
     data = {"knobs": result.knobs, "verdict": result.verdict, "code": result.code, "seconds": round(result.seconds, 3)}
     if repeat > 1:
@@ -111,19 +61,6 @@ def _run_json(result: VariantResult, repeat: int, evidence: bool = False) -> dic
         data.update(command=list(result.variant.argv), env=dict(result.variant.env),
                     unset_env=list(result.variant.unset_env))  # fmt: skip
     return data
-
-
-def _runs_table(results: list[VariantResult], title: str | None = None) -> Table:
-    knob_names = list(dict.fromkeys(k for r in results for k in r.knobs))
-    table = Table(title=title)
-    for name in ["#", *knob_names, "verdict", "code", "seconds", "note"]:
-        table.add_column(name, justify="right" if name in ("#", "seconds") else "left")
-    for n, r in enumerate(results, 1):
-        note = r.flaky and f"flaky: {r.flaky}" or r.runs[0].note
-        cells = [*(r.knobs.get(k, "") for k in knob_names), r.code or ""]
-        table.add_row(str(n), *map(escape, cells[:-1]), f"[{_STYLE[r.verdict]}]{r.verdict}[/]", escape(cells[-1]),
-                      f"{r.seconds:.2f}", escape(note))  # fmt: skip
-    return table
 
 
 def run(strategy: str, options: dict, console: Console, color: bool = False) -> CommandOutput:
@@ -158,9 +95,7 @@ def _sweep(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput
     results = strategies.sweep(exp, s.template, s.knobs, s.cases)
     if fmt == "json":
         return CommandOutput(json.dumps({"runs": [_run_json(r, s.repeat) for r in results]}, indent=2) + "\n")
-    counts = Counter(r.verdict for r in results)
-    summary = f"{len(results)} variants: " + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v])
-    return CommandOutput(_text([_runs_table(results, escape(f"sweep expecting {s.expect}")), summary], color))
+    return CommandOutput(sweep_text(results, s.expect, color))
 
 
 def _one_knob(s: Settings, what: str) -> tuple[str, list[str]]:
@@ -182,10 +117,8 @@ def _bisect(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutpu
     if fmt == "json":
         data = {"boundary": result.boundary, "runs": result.runs, "monotone": result.monotone}
         return CommandOutput(json.dumps(data, indent=2) + "\n", warnings, code)
-    answer = (f"boundary: {knob}={result.boundary} is the smallest value that reproduces {s.expect}"
-              if result.boundary is not None else f"no value of {knob} reproduces {s.expect}")  # fmt: skip
-    line = escape(f"{answer} ({result.runs} runs, budget {strategies.bisect_budget(len(values))})")
-    return CommandOutput(_text([_runs_table(result.results, f"bisect {knob}"), line], color), warnings, code)
+    text = bisect_text(result, knob, s.expect, strategies.bisect_budget(len(values)), color)
+    return CommandOutput(text, warnings, code)
 
 
 def _reduce(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput:
@@ -199,12 +132,7 @@ def _reduce(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutpu
     code = 0 if result.minimal is not None else 1
     if fmt == "json":
         return CommandOutput(json.dumps({"minimal": result.minimal, "runs": result.runs}, indent=2) + "\n", warnings, code)
-    if result.minimal is None:
-        answer = f"no reduction: the full set does not reproduce {s.expect} ({result.runs} runs)\n"
-        return CommandOutput(answer, warnings, code)
-    shown = " ".join(result.minimal) or "(nothing: it reproduces without any of the items)"
-    return CommandOutput(f"minimal: {shown}\n1-minimal subset of {len(s.items)} items that still reproduces "
-                         f"{s.expect}, found in {result.runs} runs\n", warnings, code)  # fmt: skip
+    return CommandOutput(reduce_text(result, s.expect, len(s.items)), warnings, code)
 
 
 def _confirm(exp: Experiment, s: Settings, fmt: str, color: bool, finding) -> CommandOutput:
@@ -228,16 +156,7 @@ def _confirm(exp: Experiment, s: Settings, fmt: str, color: bool, finding) -> Co
             ],
         }
         return CommandOutput(json.dumps(data, indent=2) + "\n", exit_code=code)
-    table = Table(title=escape(f"{result.code or result.signature}: hypotheses checked by re-running"))
-    for name in ("hypothesis", "status", "verdict", "why"):
-        table.add_column(name)
-    status_style = {"confirmed": "bold green", "refuted": "red", "inconclusive": "yellow", "not checked": "dim"}
-    for c in result.checks:
-        verdict = c.result.verdict if c.result else ""
-        table.add_row(escape(c.id), f"[{status_style[c.status]}]{c.status}[/]", verdict, escape(c.reason))
-    runs = [result.baseline] + [c.result for c in result.checks if c.result]
-    head = escape(f"baseline: {result.baseline.verdict} ({' '.join(result.baseline.variant.argv)})")
-    return CommandOutput(_text([head, table, _runs_table(runs, "runs (evidence)")], color), exit_code=code)
+    return CommandOutput(confirm_text(result, color), exit_code=code)
 
 
 _STRATEGIES = {"sweep": _sweep, "bisect": _bisect, "reduce": _reduce, "confirm": _confirm}

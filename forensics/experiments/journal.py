@@ -167,34 +167,13 @@ def export(path: str | Path, session: int | None, csv: str | None = None, parque
         frame.to_parquet(parquet, index=False)
 
 
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ") if text not in (None, "") else ""
-
-
 def markdown_table(path: str | Path) -> str:
     """The journal as Markdown for a bug report's Reproduction Steps: one table per session."""
+    from forensics.render.experiments import journal_markdown
+
     journal = _existing(path)
     try:
-        parts = []
-        for session, strategy, expect in journal.sessions():
-            runs = journal.session_runs(session)
-            if not runs:
-                continue
-            knob_names = list(dict.fromkeys(k for r in runs for k in r.knobs))
-            head = ["#", *knob_names, "command", "env", "verdict", "code", "seconds"]
-            lines = [
-                f"`nforensics {strategy}` expecting `{expect}` ({len(runs)} runs):",
-                "",
-                "| " + " | ".join(head) + " |",
-                "|" + "---|" * len(head),
-            ]
-            for n, r in enumerate(runs, 1):
-                env = " ".join(f"{k}={v}" for k, v in r.env.items())
-                env += "".join(f" -{k}" for k in r.unset_env)
-                cells = [n, *(r.knobs.get(k, "") for k in knob_names), f"`{' '.join(r.argv)}`",
-                         f"`{env.strip()}`" if env.strip() else "", r.verdict, r.code, f"{r.seconds:.1f}"]  # fmt: skip
-                lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-            parts.append("\n".join(lines))
-        return "\n\n".join(parts) + "\n" if parts else ""
+        return journal_markdown([(strategy, expect, journal.session_runs(session))
+                                 for session, strategy, expect in journal.sessions()])  # fmt: skip
     finally:
         journal.close()
