@@ -15,6 +15,7 @@ from forensics.knowledge import builtin_kb
 from forensics.knowledge.docs import missing_sections
 from forensics.knowledge.schema import Signature
 from forensics.render.catalogue import docs_pages
+from tools.gen_signature_docs import DOCS_DIR, stale_pages
 
 SIGNATURES = builtin_kb().signatures
 GENERATE = [sys.executable, str(REPO / "tools" / "gen_signature_docs.py")]
@@ -40,10 +41,7 @@ def test_an_incomplete_signature_is_reported(tmp_path):
 
 
 def test_docs_pages_are_current():
-    pages = docs_pages(SIGNATURES)
-    out = REPO / "docs" / "signatures"
-    on_disk = {p.name: p.read_text(encoding="utf-8") for p in out.glob("*.md")}
-    stale = sorted(n for n in pages if on_disk.get(n) != pages[n]) + sorted(set(on_disk) - set(pages))
+    stale = stale_pages(docs_pages(SIGNATURES), DOCS_DIR)
     assert not stale, f"docs/signatures is stale ({stale[:5]}...): run python tools/gen_signature_docs.py"
 
 

@@ -27,7 +27,7 @@ def stale_pages(pages: dict[str, str], out_dir: Path) -> list[str]:
     on_disk = {p.name for p in out_dir.glob("*.md")} if out_dir.is_dir() else set()
     stale = [name for name, text in pages.items()
              if name not in on_disk or (out_dir / name).read_text(encoding="utf-8") != text]
-    return sorted(stale + sorted(on_disk - set(pages)))
+    return sorted(stale + list(on_disk - set(pages)))
 
 
 def main(argv: list[str] | None = None) -> int:
