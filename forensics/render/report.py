@@ -22,6 +22,7 @@ from urllib.parse import quote, urlencode
 from forensics import __version__
 from forensics.records import Analysis, Environment, Finding, MachineProbe, Workaround
 from forensics.redact import Redactor
+from forensics.render.groups import label
 from forensics.render.markdown import code_block, code_span, fixed_in_text, hypothesis_lines, workaround_lines
 
 REPOSITORY = "aws-neuron/aws-neuron-sdk"
@@ -161,8 +162,7 @@ def primary_finding(analysis: Analysis) -> Finding | None:
 def _title(finding: Finding | None) -> str:
     if finding is None:
         return "[Bug] Neuron failure (nforensics recognised no known signature)"
-    code = f"{finding.code}: " if finding.code else ""
-    return f"[Bug] {code}{finding.title}"
+    return f"[Bug] {label(finding)}"
 
 
 def _first_line(finding: Finding) -> int | None:
