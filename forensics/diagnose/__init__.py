@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from forensics.diagnose.evidence import Facts, rank_hypotheses
+from forensics.diagnose.evidence import Facts, lines_between, rank_hypotheses
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from forensics.diagnose.generic import generic_findings
 from forensics.diagnose.versions import resolve_fixed_in
@@ -87,27 +87,37 @@ def _rank(finding: Finding) -> tuple:
     return (finding.generic, finding.envelope, severity, first_line)
 
 
-def _fields(signature: Signature, claim: Claim, retained: list[SourceLine]) -> dict[str, object]:
+def _fields(signature: Signature, claim: Claim, input_matches: list[dict[str, str | None] | None]) -> dict[str, object]:
+    """The claim's fields: each extract rule in order, its first match in the claim's message (scope
+    "message") or the one `input_matches` holds for it (scope "input"); an earlier rule's value stands."""
     values: dict[str, object] = {}
-    for rule in signature.extract:
-        pattern = re.compile(rule.pattern)
-        texts = [claim.message] if rule.scope == "message" else [line.text for line in retained]
-        for text in texts:
-            found = pattern.search(text)
-            if found:
-                for name, value in found.groupdict().items():
-                    if value is not None and name not in values:
-                        kind = signature.fields[name]
-                        try:  # counts print with thousands separators: 6,101,424
-                            values[name] = _CASTS[kind](value.replace(",", "") if kind != "str" else value)
-                        except ValueError:
-                            values[name] = value
-                break
+    for rule, input_match in zip(signature.extract, input_matches):
+        if rule.scope == "message":
+            found = re.search(rule.pattern, claim.message)
+            groups = found.groupdict() if found else None
+        else:
+            groups = input_match
+        for name, value in (groups or {}).items():
+            if value is not None and name not in values:
+                kind = signature.fields[name]
+                try:  # counts print with thousands separators: 6,101,424
+                    values[name] = _CASTS[kind](value.replace(",", "") if kind != "str" else value)
+                except ValueError:
+                    values[name] = value
     return values
 
 
-def _evidence_lines(claim: Claim, retained: list[SourceLine]) -> list[Evidence]:
-    return [Evidence.model_construct(line=line.line, text=line.text) for line in retained if claim.line <= line.line <= claim.end_line]
+def _input_matches(signature: Signature, retained: list[SourceLine]) -> list[dict[str, str | None] | None]:
+    """Per extract rule, the groups of its first match in any retained line (scope "input"; None for
+    scope "message" or no match): the same for every claim of a finding, so searched once."""
+    matches: list[dict[str, str | None] | None] = []
+    for rule in signature.extract:
+        found = None
+        if rule.scope == "input":
+            pattern = re.compile(rule.pattern)
+            found = next((hit for line in retained if (hit := pattern.search(line.text))), None)
+        matches.append(found.groupdict() if found else None)
+    return matches
 
 
 def _by_signature(claims: list[Claim]) -> list[list[Claim]]:
@@ -121,13 +131,15 @@ def _by_signature(claims: list[Claim]) -> list[list[Claim]]:
 
 def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], facts: Facts) -> Finding:
     claim, signature = claims[0], claims[0].signature
+    input_matches = _input_matches(signature, retained)
     fields: dict[str, object] = {}
     evidence: list[Evidence] = []
+    seen: set[int | None] = set()
     for each in claims:
-        fields = _fields(signature, each, retained) | fields  # the primary claim's values win
-        seen = {e.line for e in evidence}
-        evidence += [e for e in _evidence_lines(each, retained) or [Evidence.model_construct(line=each.line, text=each.message)]
-                     if e.line not in seen]
+        fields = _fields(signature, each, input_matches) | fields  # the primary claim's values win
+        cited = lines_between(retained, each.line, each.end_line) or [Evidence.model_construct(line=each.line, text=each.message)]
+        evidence += [e for e in cited if e.line not in seen]
+        seen.update(e.line for e in cited)
     evidence.sort(key=lambda e: e.line or 0)
     summary = claim.message.strip() or signature.summary
     finding = Finding.model_construct(

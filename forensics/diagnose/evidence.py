@@ -7,8 +7,10 @@ a hypothesis with no supporting evidence keeps its `check`, which tells the user
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from itertools import islice
+from operator import attrgetter
 
 from forensics.diagnose.versions import is_older, normalise_package, seen_version
 from forensics.knowledge.schema import EvidenceRule, HypothesisSpec
@@ -16,6 +18,7 @@ from forensics.records import Environment, Evidence, Finding, Hypothesis, Source
 
 Facts = Mapping[str, object]
 _MAX_CITED = 3
+_LINE_NUMBER = attrgetter("line")
 
 
 def _compare(value: object, rule: EvidenceRule) -> bool:
@@ -63,6 +66,13 @@ def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: l
     if rule.fact:
         return [] if _compare(facts.get(rule.fact), rule) else None
     return None
+
+
+def lines_between(retained: list[SourceLine], first: int, last: int) -> list[Evidence]:
+    """The retained lines numbered first..last as evidence; `retained` is sorted by line number."""
+    start = bisect_left(retained, first, key=_LINE_NUMBER)
+    stop = bisect_right(retained, last, lo=start, key=_LINE_NUMBER)
+    return [Evidence.model_construct(line=l.line, text=l.text) for l in retained[start:stop]]
 
 
 def _cite(env: Environment, key: str, text: str, note: str) -> list[Evidence]:

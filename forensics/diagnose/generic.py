@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from forensics.diagnose.evidence import lines_between
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
 from forensics.knowledge.matcher import Claim
 from forensics.records import Evidence, Finding, ParsedLog, SourceLine
@@ -46,7 +47,7 @@ def explain_code(code: str) -> str:
 
 def _generic(code: str | None, key: str, title: str, component: str, summary: str, meaning: str,
              line: int, end_line: int, retained: list[SourceLine]) -> Finding:
-    evidence = [Evidence.model_construct(line=l.line, text=l.text) for l in retained if line <= l.line <= end_line]
+    evidence = lines_between(retained, line, end_line)
     return Finding.model_construct(
         code=code, signature=f"generic-{key}", title=title, component=component, summary=summary,
         meaning=meaning, generic=True, fingerprint=fingerprint(code or key, summary),
@@ -56,15 +57,11 @@ def _generic(code: str | None, key: str, title: str, component: str, summary: st
 
 
 def generic_findings(log: ParsedLog, retained: list[SourceLine], claims: list[Claim], has_specific: bool) -> list[Finding]:
-    claimed = [(c.line, c.end_line) for c in claims]
-
-    def free(line: int) -> bool:
-        return not any(start <= line <= end for start, end in claimed)
-
+    claimed = {n for c in claims for n in range(c.line, c.end_line + 1)}
     findings = [
         _generic(d.code, "coded-diagnostic", f"Unrecognised compiler diagnostic {d.code}",
                  "compiler", d.message or d.code, explain_code(d.code), d.line, d.end_line, retained)
-        for d in log.diagnostics if free(d.line)
+        for d in log.diagnostics if d.line not in claimed
     ]
     if findings or has_specific:
         return findings

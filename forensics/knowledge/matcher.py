@@ -32,9 +32,6 @@ class Claim:
     diagnostic: Diagnostic | None = None
     printed_code: str | None = None
 
-    def overlaps(self, other: "Claim") -> bool:
-        return self.line <= other.end_line and other.line <= self.end_line
-
 
 def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
     claims = []
@@ -91,11 +88,15 @@ def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list
     # Priority first; at equal priority a code match (it knows the printed code) beats a pattern match.
     candidates.sort(key=lambda c: (-c.signature.match.priority, c.diagnostic is None, c.line))
     accepted: list[Claim] = []
+    holder: dict[int, str] = {}  # line -> the signature whose accepted claims cover it (one, by construction)
+    starts: set[int] = set()  # first lines of accepted claims
     for claim in candidates:
-        rivals = [a for a in accepted if a.overlaps(claim)]
-        if any(a.signature.id != claim.signature.id for a in rivals):
+        lines = range(claim.line, claim.end_line + 1)
+        if any(holder.get(n, claim.signature.id) != claim.signature.id for n in lines):
             continue
-        if any(a.line == claim.line for a in rivals):
+        if claim.line in starts:
             continue  # the same signature already holds this line
         accepted.append(claim)
+        starts.add(claim.line)
+        holder.update(dict.fromkeys(lines, claim.signature.id))
     return accepted
