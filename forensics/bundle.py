@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import sys
 import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -76,36 +75,33 @@ def _journal_table(path: str) -> str:
     return markdown_table(path)
 
 
-def _read_stdin() -> str:
-    """All of standard input; undecodable bytes become U+FFFD, as ingest does for files."""
-    raw = getattr(sys.stdin, "buffer", None)
-    return raw.read().decode("utf-8", errors="replace") if raw is not None else sys.stdin.read()
-
-
 class _Log:
-    """The failing log, readable twice: once for the analysis, once for the excerpt and the bundle copy."""
+    """The failing log, read twice (once for the analysis, once for the excerpt and the bundle copy).
+    Standard input can be read only once, so its lines are kept in memory."""
 
     def __init__(self, spec: str) -> None:
+        from forensics.ingest import read_lines  # gzip, binary refusal and decoding as for every input
+
         self.spec = spec
-        self._stdin_text = _read_stdin() if spec == "-" else None
+        self._stdin_lines = list(read_lines(spec)[1]) if spec == "-" else None
 
     def analyze(self) -> Analysis:
-        from forensics.diagnose import analyze_path, analyze_text
+        from forensics.diagnose import analyze_lines, analyze_path
 
-        if self._stdin_text is not None:
-            return analyze_text(self._stdin_text, "<stdin>")
+        if self._stdin_lines is not None:
+            return analyze_lines("<stdin>", self._stdin_lines)
         return analyze_path(self.spec)
 
-    def lines(self) -> Iterator[tuple[int, str]]:
-        from forensics.ingest import read_lines, text_lines
+    def lines(self) -> Iterable[tuple[int, str]]:
+        from forensics.ingest import read_lines
 
-        if self._stdin_text is not None:
-            return text_lines(self._stdin_text)
+        if self._stdin_lines is not None:
+            return self._stdin_lines
         return read_lines(self.spec)[1]
 
     @property
     def name(self) -> str:
-        return "stdin.log" if self._stdin_text is not None else Path(self.spec).name
+        return "stdin.log" if self._stdin_lines is not None else Path(self.spec).name
 
 
 def make_report(options: ReportOptions) -> Report:

@@ -45,7 +45,7 @@ def nforensics(monkeypatch, capsys, *args: str, stdin: str | None = None) -> Sim
     if stdin is not None:
         import io
 
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))  # bytes underneath, as a real stdin
     with pytest.raises(SystemExit) as exit_info:
         main()
     out, err = capsys.readouterr()
