@@ -16,7 +16,7 @@ from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, f
 from forensics.diagnose.generic import generic_findings
 from forensics.diagnose.versions import resolve_fixed_in
 from forensics.ingest import read_lines, text_lines
-from forensics.knowledge import KnowledgeBase, load_kb
+from forensics.knowledge import KnowledgeBase, compiled, load_kb
 from forensics.knowledge.matcher import Claim, match
 from forensics.knowledge.schema import Signature
 from forensics.parse import assemble
@@ -93,7 +93,7 @@ def _fields(signature: Signature, claim: Claim, input_matches: list[dict[str, st
     values: dict[str, object] = {}
     for rule, input_match in zip(signature.extract, input_matches):
         if rule.scope == "message":
-            found = re.search(rule.pattern, claim.message)
+            found = compiled(rule.pattern).search(claim.message)
             groups = found.groupdict() if found else None
         else:
             groups = input_match
@@ -114,8 +114,8 @@ def _input_matches(signature: Signature, retained: list[SourceLine]) -> list[dic
     for rule in signature.extract:
         found = None
         if rule.scope == "input":
-            pattern = re.compile(rule.pattern)
-            found = next((hit for line in retained if (hit := pattern.search(line.text))), None)
+            search = compiled(rule.pattern).search
+            found = next((hit for line in retained if (hit := search(line.text))), None)
         matches.append(found.groupdict() if found else None)
     return matches
 

@@ -6,13 +6,13 @@ a hypothesis with no supporting evidence keeps its `check`, which tells the user
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from itertools import islice
 from operator import attrgetter
 
 from forensics.diagnose.versions import is_older, normalise_package, seen_version
+from forensics.knowledge import compiled
 from forensics.knowledge.schema import EvidenceRule, HypothesisSpec
 from forensics.records import Environment, Evidence, Finding, Hypothesis, SourceLine
 
@@ -42,8 +42,8 @@ def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: l
              facts: Facts) -> list[Evidence] | None:
     """The evidence lines when the rule's fact is present (empty list: present, no line to cite); None if absent."""
     if rule.pattern:
-        pattern = re.compile(rule.pattern)
-        hits = islice((l for l in retained if pattern.search(l.text)), _MAX_CITED)
+        search = compiled(rule.pattern).search
+        hits = islice((l for l in retained if search(l.text)), _MAX_CITED)
         return [Evidence.model_construct(line=l.line, text=l.text, note=rule.note) for l in hits] or None
     if rule.env:
         value = env.env_vars.get(rule.env)

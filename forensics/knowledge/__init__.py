@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,9 @@ ENTRY_POINT_GROUP = "nforensics.signatures"  # installed packs: each entry point
 class KnowledgeBase:
     signatures: tuple[Signature, ...]
     by_code: dict[str, tuple[Signature, ...]] = field(default_factory=dict)
+    # The signatures that match NRT status names / compiler exit codes, highest priority first.
+    by_status: tuple[Signature, ...] = ()
+    by_exit_code: tuple[Signature, ...] = ()
 
     def get(self, key: str) -> Signature | None:
         """A signature by id or by code (case-insensitive), as `nforensics codes KEY` looks it up."""
@@ -37,6 +41,13 @@ class KnowledgeBase:
                 return signature
         candidates = self.by_code.get(wanted)
         return candidates[0] if candidates else None
+
+
+@cache
+def compiled(pattern: str) -> re.Pattern[str]:
+    """A catalogue regex, compiled once per process: the catalogue has more distinct patterns than
+    re's own cache holds, so a folder scan would otherwise recompile them for every input."""
+    return re.compile(pattern)
 
 
 def _load_file(path: Path) -> Signature:
@@ -71,8 +82,14 @@ def build(signatures: Iterable[Signature]) -> KnowledgeBase:
             by_code.setdefault(code, []).append(signature)
     return KnowledgeBase(
         signatures=tuple(ordered.values()),
-        by_code={code: tuple(sorted(s, key=lambda s: -s.match.priority)) for code, s in by_code.items()},
+        by_code={code: _by_priority(s) for code, s in by_code.items()},
+        by_status=_by_priority(s for s in ordered.values() if s.match.nrt_statuses),
+        by_exit_code=_by_priority(s for s in ordered.values() if s.match.exit_codes),
     )
+
+
+def _by_priority(signatures: Iterable[Signature]) -> tuple[Signature, ...]:
+    return tuple(sorted(signatures, key=lambda s: -s.match.priority))
 
 
 @cache

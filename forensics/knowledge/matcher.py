@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from forensics.knowledge import KnowledgeBase
+from forensics.knowledge import KnowledgeBase, compiled
 from forensics.knowledge.schema import Signature
 from forensics.records import Diagnostic, ParsedLog, SourceLine
 
@@ -37,7 +37,7 @@ def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
     claims = []
     for diagnostic in log.diagnostics:
         for signature in kb.by_code.get(diagnostic.code.upper(), ()):
-            if signature.match.message and not re.search(signature.match.message, diagnostic.message):
+            if signature.match.message and not compiled(signature.match.message).search(diagnostic.message):
                 continue
             claims.append(Claim(signature, diagnostic.line, diagnostic.end_line, diagnostic.message,
                                 diagnostic, diagnostic.code))
@@ -56,7 +56,7 @@ def _block(retained: list[SourceLine], index: int) -> tuple[int, str]:
 
 def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine]) -> list[Claim]:
     claims = []
-    patterned = [(s, [re.compile(p) for p in s.match.patterns]) for s in kb.signatures if s.match.patterns]
+    patterned = [(s, [compiled(p) for p in s.match.patterns]) for s in kb.signatures if s.match.patterns]
     for index, line in enumerate(retained):
         for signature, patterns in patterned:
             if any(p.search(line.text) for p in patterns):
@@ -69,11 +69,11 @@ def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]
     by_line = {line.line: i for i, line in enumerate(retained)}
     claims = []
     for status_signatures, records, key in (
-        ([s for s in kb.signatures if s.match.nrt_statuses], log.nrt_statuses, lambda s, r: r.name in s.match.nrt_statuses),
-        ([s for s in kb.signatures if s.match.exit_codes], log.exits, lambda s, r: r.code in s.match.exit_codes),
+        (kb.by_status, log.nrt_statuses, lambda s, r: r.name in s.match.nrt_statuses),
+        (kb.by_exit_code, log.exits, lambda s, r: r.code in s.match.exit_codes),
     ):
         for record in records:
-            for signature in sorted(status_signatures, key=lambda s: -s.match.priority):
+            for signature in status_signatures:
                 if key(signature, record):
                     index = by_line.get(record.line)
                     end_line, text = _block(retained, index) if index is not None else (record.line, "")
