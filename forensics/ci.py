@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import IO, TYPE_CHECKING, TextIO
 
 from forensics.errors import InputError
 from forensics.records import Analysis
@@ -84,18 +84,26 @@ def render_to(analyses: list[Analysis], request: FormatRequest, env: Mapping[str
 
     commands, summary = render_github(analyses)
     if summary_file := env.get("GITHUB_STEP_SUMMARY"):
-        _write(summary_file, summary + "\n", append=True)
+        write_file(summary_file, summary + "\n", append=True)
     return commands
 
 
-def _write(file: str, text: str, append: bool = False) -> None:
+def open_output(file: str | Path, mode: str = "w") -> IO:
+    """Open a file the user asked us to write, creating its folder; InputError (exit 2) when that fails."""
     path = Path(file)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a" if append else "w", encoding="utf-8") as handle:
-            handle.write(text)
+        return path.open(mode, encoding=None if "b" in mode else "utf-8")
     except OSError as exc:
         raise InputError(f"cannot write {file}: {exc.strerror or exc}") from None
+
+
+def write_file(file: str | Path, text: str, *, append: bool = False) -> None:
+    with open_output(file, "a" if append else "w") as handle:
+        try:
+            handle.write(text)
+        except OSError as exc:  # disk full, quota
+            raise InputError(f"cannot write {file}: {exc.strerror or exc}") from None
 
 
 def write_outputs(
@@ -108,7 +116,7 @@ def write_outputs(
         color = request.name == "text" and not request.file and stream.isatty()
         text = render_to(analyses, request, env, color)
         if request.file:
-            _write(request.file, text)
+            write_file(request.file, text)
         else:
             stream.write(text)
             stream.flush()

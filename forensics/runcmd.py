@@ -211,17 +211,12 @@ def run_and_explain(
     formats going to files are written (empty), so a CI step that uploads the SARIF or JUnit file finds
     it either way.
     """
-    from forensics.ci import FormatRequest, parse_formats, write_outputs
+    from forensics.ci import FormatRequest, open_output, parse_formats, write_outputs
 
     requests = parse_formats(formats)  # usage errors before the command runs
     if all(request.file for request in requests):  # the job log always gets the explanation
         requests.insert(0, FormatRequest("text"))
-    try:
-        if log_path:
-            os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
-        log = open(log_path, "wb") if log_path else None
-    except OSError as exc:
-        raise InputError(f"cannot write {log_path}: {exc.strerror or exc}") from None
+    log = open_output(log_path, "wb") if log_path else None
     try:
         result = run_command(argv, out, err, log)
     finally:
