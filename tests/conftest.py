@@ -1,30 +1,84 @@
-"""Shared test helpers: where the repository and ../shared live, and how to run the CLI as a user does."""
+"""Shared test helpers: where the repository, its sample logs and ../shared live; how to run the CLI as a
+user does (run_cli, a fresh interpreter) or fast in this process (cli); the check for a clean input error."""
 
 from __future__ import annotations
 
+import io
+import os
 import re
 import subprocess
 import sys
 import uuid
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SAMPLE_LOGS = REPO / "sample_logs"
+SEED000 = SAMPLE_LOGS / "seed000_ncc_ixlv002_sendrecv_twice.log"
+# Both sample_logs folders: the project's (seeds and others) and the knowledge base's own.
+ALL_SAMPLE_LOGS = sorted(SAMPLE_LOGS.glob("*.log")) + sorted((REPO / "forensics/knowledge/sample_logs").glob("*.log"))
+
+NFORENSICS = [sys.executable, "-m", "forensics.cli"]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}  # a child interpreter imports this checkout from any folder
 
 
-def run_cli(*args: str, input: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run `nforensics ARGS` in a fresh interpreter, exactly as a user's shell would."""
-    return subprocess.run([sys.executable, "-m", "forensics.cli", *args], input=input, capture_output=True,
-                          cwd=REPO, env=env, timeout=120)
+def run_cli(*args: str | Path, input: bytes | None = None, env: dict | None = None,
+            cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """Run `nforensics ARGS` in a fresh interpreter, exactly as a user's shell would; `env` adds variables."""
+    return subprocess.run([*NFORENSICS, *map(str, args)], input=input, capture_output=True, cwd=cwd or REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, timeout=120)  # fmt: skip
 
 
-def run_cli_text(*args: str, input: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    """run_cli with stdout and stderr decoded, for tests that compare what the user reads."""
-    result = run_cli(*args, input=input, env=env)
+def run_cli_text(*args: str | Path, input: str | bytes | None = None, env: dict | None = None,
+                 cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """run_cli with stdin encoded and stdout and stderr decoded, for tests that compare what the user reads."""
+    result = run_cli(*args, input=input.encode() if isinstance(input, str) else input, env=env, cwd=cwd)
     return subprocess.CompletedProcess(result.args, result.returncode, result.stdout.decode(), result.stderr.decode())
+
+
+class CliResult(NamedTuple):
+    """One in-process CLI call: reads like a CompletedProcess and unpacks as (code, out, err)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: str | Path, cwd: str | Path | None = None, input: str | None = None) -> CliResult:
+    """Run the CLI's entry point (forensics.cli.main) in this process: the same output and exit code as
+    run_cli, without a new interpreter loading the knowledge base and grammars again."""
+    from forensics.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.argv, sys.stdin, os.getcwd()
+    sys.argv = ["nforensics", *map(str, args)]
+    if input is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(input.encode()))
+    try:
+        if cwd:
+            os.chdir(cwd)
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                main()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    finally:
+        sys.argv, sys.stdin = saved[:2]
+        os.chdir(saved[2])
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def assert_clean_error(returncode: int, stderr: str, fragment: str) -> None:
+    """Bad input as the user sees it: exit 2 and one `nforensics: ...` line naming the problem, no traceback."""
+    assert returncode == 2, stderr
+    assert "Traceback" not in stderr
+    assert stderr.count("\n") == 1 and stderr.endswith("\n"), stderr
+    assert stderr.startswith("nforensics: ") and fragment in stderr, stderr
 
 
 @pytest.fixture

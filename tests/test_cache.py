@@ -7,7 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from test_neff import neff_bytes, nforensics, standard_members, tar_payload
+from conftest import cli
+from fakes.neff import neff_bytes, standard_members, tar_payload
 
 from forensics.artifacts.cache import DEFAULT_CACHE, cache_root
 
@@ -53,16 +54,16 @@ def snapshot(root: Path) -> list[tuple[str, int, float]]:
     return sorted((str(p), p.stat().st_size, p.stat().st_mtime) for p in root.rglob("*"))
 
 
-def cache_json(capsys, *args) -> dict:
-    code, out, err = nforensics(capsys, "cache", *args, "--format", "json")
+def cache_json(*args) -> dict:
+    code, out, err = cli("cache", *args, "--format", "json")
     assert code == 0, err
     return json.loads(out)
 
 
-def test_entries_with_state_flags_links_and_age(tmp_path, capsys):
+def test_entries_with_state_flags_links_and_age(tmp_path):
     root = make_cache(tmp_path / "cache")
     before = snapshot(root)
-    report = cache_json(capsys, root)
+    report = cache_json(root)
     entries = {e["module"]: e for e in report["entries"]}
     assert report["counts"] == {"done": 1, "failed": 1, "incomplete": 1}
     done = entries[DONE]
@@ -82,8 +83,8 @@ def test_entries_with_state_flags_links_and_age(tmp_path, capsys):
     assert snapshot(root) == before  # read-only
 
 
-def test_text_table_lists_every_entry(tmp_path, capsys):
-    code, out, _ = nforensics(capsys, "cache", make_cache(tmp_path / "cache"))
+def test_text_table_lists_every_entry(tmp_path):
+    code, out, _ = cli("cache", make_cache(tmp_path / "cache"))
     assert code == 0
     assert "1 done, 1 failed, 1 incomplete" in out
     for module in (DONE, FAILED, INCOMPLETE):
@@ -91,13 +92,13 @@ def test_text_table_lists_every_entry(tmp_path, capsys):
     assert "2d" in out and "--target=trn2" in out
 
 
-def test_failed_lists_only_failed_entries_with_the_explanation_of_their_log(tmp_path, capsys):
+def test_failed_lists_only_failed_entries_with_the_explanation_of_their_log(tmp_path):
     root = make_cache(tmp_path / "cache")
-    report = cache_json(capsys, root, "--failed")
+    report = cache_json(root, "--failed")
     assert [e["module"] for e in report["entries"]] == [FAILED]
     findings = report["entries"][0]["diagnosis"]["findings"]
     assert findings and findings[0]["code"] == "NCC_IXLV002"
-    code, out, _ = nforensics(capsys, "cache", root, "--failed")
+    code, out, _ = cli("cache", root, "--failed")
     assert code == 0 and FAILED in out and DONE not in out
     assert "NCC_IXLV002" in out and "core barrier" in out.lower()
 
@@ -113,19 +114,19 @@ def test_cache_location_flag_wins_over_url_then_default(tmp_path):
     assert cache_root(tmp_path, env) == (tmp_path, "argument")
 
 
-def test_cache_from_the_environment_variable(tmp_path, capsys, monkeypatch):
+def test_cache_from_the_environment_variable(tmp_path, monkeypatch):
     root = make_cache(tmp_path / "cache")
     monkeypatch.delenv("NEURON_CC_FLAGS", raising=False)
     monkeypatch.setenv("NEURON_COMPILE_CACHE_URL", str(root))
-    report = cache_json(capsys)
+    report = cache_json()
     assert report["root"] == str(root) and report["root_from"] == "NEURON_COMPILE_CACHE_URL"
     assert len(report["entries"]) == 3
 
 
-def test_remote_or_missing_cache_is_an_input_error(tmp_path, capsys, monkeypatch):
+def test_remote_or_missing_cache_is_an_input_error(tmp_path, monkeypatch):
     monkeypatch.delenv("NEURON_CC_FLAGS", raising=False)
     monkeypatch.setenv("NEURON_COMPILE_CACHE_URL", "s3://bucket/neuron-cache")
-    code, out, err = nforensics(capsys, "cache")
+    code, out, err = cli("cache")
     assert code == 2 and out == "" and "remote cache (s3://bucket/neuron-cache)" in err
-    code, _, err = nforensics(capsys, "cache", tmp_path / "nowhere")
+    code, _, err = cli("cache", tmp_path / "nowhere")
     assert code == 2 and "no compile cache here" in err

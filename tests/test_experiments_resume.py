@@ -6,14 +6,14 @@ The runs are played by tests/fakes/neuron_double.py (a TEST DOUBLE), which logs 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
 import time
 from collections import Counter
 
-from fakes import DOUBLE_CMD, NFORENSICS, REPO, cli, nforensics
+from conftest import ENV, NFORENSICS, cli, run_cli_text
+from fakes import DOUBLE_CMD
 
 VARIANTS = 16
 
@@ -31,8 +31,7 @@ def test_kill_9_then_resume_loses_nothing_and_repeats_nothing(tmp_path):
     args = ["sweep", "--expect", "NCC_IXLV002", "--knob", f"i=1..{VARIANTS}", "--workers", "2",
             "--journal", str(journal), "--format", "json",
             "--", *DOUBLE_CMD, "sleep", "0.25", "--variant={i}", "--log", str(log)]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    orchestrator = subprocess.Popen([*NFORENSICS, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    orchestrator = subprocess.Popen([*NFORENSICS, *args], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while len(finished_runs(journal)) < 4 and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -43,7 +42,7 @@ def test_kill_9_then_resume_loses_nothing_and_repeats_nothing(tmp_path):
     time.sleep(0.5)  # runs orphaned by the kill finish on their own; their results were never journaled
     assert finished_runs(journal) == before
 
-    resumed = nforensics(args[0], "--resume", *args[1:])  # before `--`: after it, it is the command's
+    resumed = run_cli_text(args[0], "--resume", *args[1:])  # before `--`: after it, it is the command's
     assert resumed.returncode == 0, resumed.stderr
     after = finished_runs(journal)
     assert after[: len(before)] == before  # nothing lost or rewritten

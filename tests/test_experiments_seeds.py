@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from fakes import DOUBLE_CMD, cli
+from conftest import SHARED, cli
+from fakes import DOUBLE_CMD
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SEEDS = SHARED / "seeds"
 
 

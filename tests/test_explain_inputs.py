@@ -8,22 +8,12 @@ import os
 
 import pytest
 
-from conftest import SAMPLE_LOGS, run_cli
-
-SEED = SAMPLE_LOGS / "seed000_ncc_ixlv002_sendrecv_twice.log"
-
-
-def _assert_clean_error(result, fragment: str) -> None:
-    err = result.stderr.decode()
-    assert result.returncode == 2
-    assert "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-    assert err.startswith("nforensics: ") and fragment in err, err
+from conftest import SEED000, assert_clean_error, run_cli, run_cli_text
 
 
 def test_stdin_gives_the_same_answer_as_the_file():
-    from_file = json.loads(run_cli("explain", str(SEED), "--format", "json").stdout)
-    piped = run_cli("explain", "-", "--format", "json", input=SEED.read_bytes())
+    from_file = json.loads(run_cli("explain", str(SEED000), "--format", "json").stdout)
+    piped = run_cli("explain", "-", "--format", "json", input=SEED000.read_bytes())
     assert piped.returncode == 1
     from_stdin = json.loads(piped.stdout)
     assert [f["fingerprint"] for f in from_stdin["findings"]] == [f["fingerprint"] for f in from_file["findings"]]
@@ -32,7 +22,7 @@ def test_stdin_gives_the_same_answer_as_the_file():
 
 def test_gzip_log_is_read_transparently(tmp_path):
     packed = tmp_path / "compile.log.gz"
-    packed.write_bytes(gzip.compress(SEED.read_bytes()))
+    packed.write_bytes(gzip.compress(SEED000.read_bytes()))
     document = json.loads(run_cli("explain", str(packed), "--format", "json").stdout)
     assert document["findings"][0]["code"] == "NCC_IXLV002"
 
@@ -47,7 +37,7 @@ def test_empty_file_is_clean_and_says_so(tmp_path):
 
 def test_invalid_utf8_is_still_analysed(tmp_path):
     broken = tmp_path / "latin1.log"
-    broken.write_bytes(b"caf\xe9 \xff\xfe\n" + SEED.read_bytes())
+    broken.write_bytes(b"caf\xe9 \xff\xfe\n" + SEED000.read_bytes())
     result = run_cli("explain", str(broken), "--format", "json")
     assert result.returncode == 1
     assert json.loads(result.stdout)["findings"][0]["fields"]["barrier_index"] == 6
@@ -56,11 +46,13 @@ def test_invalid_utf8_is_still_analysed(tmp_path):
 def test_binary_file_is_refused(tmp_path):
     blob = tmp_path / "model.neff"
     blob.write_bytes(b"\x02\x00\x00\x00\x00\x00\x00\x00" + bytes(range(256)) * 8)
-    _assert_clean_error(run_cli("explain", str(blob)), "binary")
+    result = run_cli_text("explain", str(blob))
+    assert_clean_error(result.returncode, result.stderr, "binary")
 
 
 def test_missing_file(tmp_path):
-    _assert_clean_error(run_cli("explain", str(tmp_path / "nope.log")), "no such file")
+    result = run_cli_text("explain", str(tmp_path / "nope.log"))
+    assert_clean_error(result.returncode, result.stderr, "no such file")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
@@ -68,18 +60,22 @@ def test_unreadable_file(tmp_path):
     locked = tmp_path / "locked.log"
     locked.write_text("x")
     locked.chmod(0)
-    _assert_clean_error(run_cli("explain", str(locked)), "permission denied")
+    result = run_cli_text("explain", str(locked))
+    assert_clean_error(result.returncode, result.stderr, "permission denied")
 
 
 def test_corrupt_gzip_is_one_line(tmp_path):
     bad = tmp_path / "bad.log.gz"
-    bad.write_bytes(gzip.compress(SEED.read_bytes())[:40])
-    _assert_clean_error(run_cli("explain", str(bad)), "not a readable gzip")
+    bad.write_bytes(gzip.compress(SEED000.read_bytes())[:40])
+    result = run_cli_text("explain", str(bad))
+    assert_clean_error(result.returncode, result.stderr, "not a readable gzip")
 
 
 def test_unknown_option_and_format_are_usage_errors():
-    _assert_clean_error(run_cli("explain", str(SEED), "--no-such-option"), "no-such-option")
-    _assert_clean_error(run_cli("explain", str(SEED), "--format", "yaml"), "yaml")
+    result = run_cli_text("explain", str(SEED000), "--no-such-option")
+    assert_clean_error(result.returncode, result.stderr, "no-such-option")
+    result = run_cli_text("explain", str(SEED000), "--format", "yaml")
+    assert_clean_error(result.returncode, result.stderr, "yaml")
 
 
 def test_version_and_help_on_every_command():
@@ -121,7 +117,7 @@ def test_explain_path_imports_no_heavy_modules():
     probe = (
         "import sys\n"
         "from forensics.cli import main\n"
-        f"sys.argv = ['nforensics', 'explain', {str(SEED)!r}, '--format', 'json']\n"
+        f"sys.argv = ['nforensics', 'explain', {str(SEED000)!r}, '--format', 'json']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in ('pandas', 'ray', 'drain3', 'jsonschema', 'pyarrow') if m in sys.modules)\n"
         "sys.stderr.write('HEAVY=' + ','.join(heavy))\n"

@@ -7,8 +7,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_neff import nforensics
 
+from conftest import assert_clean_error, cli
 from forensics.artifacts import facts_for
 
 KERNELS = Path(__file__).resolve().parent / "nki_kernels"
@@ -17,8 +17,8 @@ SEED_001 = KERNELS / "seed001_deltanet_chunk.py"
 SEED_002 = KERNELS / "seed002_back_to_back.py"
 
 
-def nki_json(capsys, path: Path) -> dict:
-    code, out, err = nforensics(capsys, "nki", path, "--format", "json")
+def nki_json(path: Path) -> dict:
+    code, out, err = cli("nki", path, "--format", "json")
     assert code == 0, err
     return json.loads(out)
 
@@ -36,8 +36,8 @@ def kernels_by_name(report: dict) -> dict[str, dict]:
 # ---------------------------------------------------------------- the seeds
 
 
-def test_seed_000_sendrecv_kernel_launched_with_grid_2_at_least_twice_per_graph(capsys):
-    kernel = nki_json(capsys, SEED_000)["kernels"][0]
+def test_seed_000_sendrecv_kernel_launched_with_grid_2_at_least_twice_per_graph():
+    kernel = nki_json(SEED_000)["kernels"][0]
     assert kernel["name"] == "lnc2_reduce" and kernel["uses_sendrecv"] and kernel["uses_program_id"]
     assert kernel["grid_max"] == 2 and kernel["call_sites"][0]["grid"] == [2]
     assert kernel["call_sites"][0]["scope"] == "ReduceLayer.forward"
@@ -49,8 +49,8 @@ def test_seed_000_sendrecv_kernel_launched_with_grid_2_at_least_twice_per_graph(
     assert facts["nki.back_to_back_without_sync"] is False
 
 
-def test_seed_001_about_20_matmuls_and_40_sbuf_buffers_with_a_6_round_loop(capsys):
-    kernel = nki_json(capsys, SEED_001)["kernels"][0]
+def test_seed_001_about_20_matmuls_and_40_sbuf_buffers_with_a_6_round_loop():
+    kernel = nki_json(SEED_001)["kernels"][0]
     assert kernel["nc_matmul_calls"] == 20
     assert kernel["nc_matmul_calls_unrolled"] == 30  # 2 matmuls in the 6-round Neumann loop
     assert kernel["sbuf_allocations"] == 48 and kernel["psum_allocations"] == 20  # 6 through the _sb helper
@@ -61,19 +61,19 @@ def test_seed_001_about_20_matmuls_and_40_sbuf_buffers_with_a_6_round_loop(capsy
     assert facts["nki.sendrecv_kernel_calls"] == 0
 
 
-def test_seed_002_two_kernels_back_to_back_without_mark_step(capsys):
-    report = nki_json(capsys, SEED_002)
+def test_seed_002_two_kernels_back_to_back_without_mark_step():
+    report = nki_json(SEED_002)
     assert sorted(kernels_by_name(report)) == ["ao_to_mo_kernel", "mp2_energy_kernel"]
     [pair] = report["back_to_back"]
     assert pair["scope"] == "<module>"
     assert pair["first"] == "ao_to_mo_transform() -> ao_to_mo_kernel" and pair["second"] == "mp2_energy() -> mp2_energy_kernel"
     assert facts_for(None, SEED_002, None)["nki.back_to_back_without_sync"] is True
-    code, out, _ = nforensics(capsys, "nki", SEED_002)
+    code, out, _ = cli("nki", SEED_002)
     assert code == 0 and "back to back without xm.mark_step()" in out and "mp2_energy_kernel" in out
 
 
-def test_text_output_is_a_kernel_table_with_launches(capsys):
-    code, out, _ = nforensics(capsys, "nki", SEED_000)
+def test_text_output_is_a_kernel_table_with_launches():
+    code, out, _ = cli("nki", SEED_000)
     assert code == 0
     assert "lnc2_reduce" in out and "sendrecv" in out and "2 (at least)" in out
     assert "Launches" in out and "ReduceLayer.forward" in out and "[2]" in out
@@ -82,7 +82,7 @@ def test_text_output_is_a_kernel_table_with_launches(capsys):
 # ---------------------------------------------------------------- counting rules
 
 
-def test_mark_step_between_launches_breaks_the_pair_and_the_loop_count(tmp_path, capsys):
+def test_mark_step_between_launches_breaks_the_pair_and_the_loop_count(tmp_path):
     path = source(tmp_path, """
         import nki
         import torch_xla
@@ -106,14 +106,14 @@ def test_mark_step_between_launches_breaks_the_pair_and_the_loop_count(tmp_path,
             d = second(c)
             xm.mark_step()
     """)
-    report = nki_json(capsys, path)
+    report = nki_json(path)
     assert report["back_to_back"] == [] and report["sync_calls"] == 4
     # Each iteration ends with mark_step, so it is its own graph: one launch per graph from the loop.
     assert kernels_by_name(report)["second"]["calls_per_graph"] == 2
     assert kernels_by_name(report)["first"]["calls_per_graph"] == 2
 
 
-def test_loops_trip_counts_aliases_and_buffers(tmp_path, capsys):
+def test_loops_trip_counts_aliases_and_buffers(tmp_path):
     path = source(tmp_path, """
         from neuronxcc import nki
         import neuronxcc.nki.language as lang
@@ -139,7 +139,7 @@ def test_loops_trip_counts_aliases_and_buffers(tmp_path, capsys):
         kernel[N_CORES, 2](1, 2)
         kernel[N_CORES](1, 2)
     """)
-    kernel = nki_json(capsys, path)["kernels"][0]
+    kernel = nki_json(path)["kernels"][0]
     assert kernel["name"] == "kernel"
     assert [(l["kind"], l["trip_count"]) for l in kernel["loops"]] == [
         ("affine_range", 4), ("static_range", 4), ("sequential_range", None), ("for", 3)]
@@ -151,7 +151,7 @@ def test_loops_trip_counts_aliases_and_buffers(tmp_path, capsys):
     assert facts_for(None, path, None)["nki.back_to_back_without_sync"] is True
 
 
-def test_launches_in_loops_and_repeated_modules_multiply(tmp_path, capsys):
+def test_launches_in_loops_and_repeated_modules_multiply(tmp_path):
     path = source(tmp_path, """
         import nki
         import torch.nn as nn
@@ -179,13 +179,13 @@ def test_launches_in_loops_and_repeated_modules_multiply(tmp_path, capsys):
             while x:
                 x = helper(x)
     """)
-    kernel = nki_json(capsys, path)["kernels"][0]
+    kernel = nki_json(path)["kernels"][0]
     # forward: 3 per call, 2 + at least 2 instances; helper: once per while-iteration (at least 2).
     assert kernel["calls_per_graph"] == 3 * 4 + 2 and kernel["calls_per_graph_exact"] is False
 
 
-def test_file_without_kernels_is_reported_not_an_error(tmp_path, capsys):
-    report = nki_json(capsys, source(tmp_path, "import torch\nx = torch.ones(3)\n"))
+def test_file_without_kernels_is_reported_not_an_error(tmp_path):
+    report = nki_json(source(tmp_path, "import torch\nx = torch.ones(3)\n"))
     assert report["kernels"] == [] and report["warnings"] == ["no @nki.jit kernel found"]
     assert facts_for(None, tmp_path / "kernels.py", None)["nki.kernel_calls_max"] == 0
 
@@ -194,9 +194,10 @@ def test_file_without_kernels_is_reported_not_an_error(tmp_path, capsys):
     (b"def broken(:\n    pass\n", "not valid Python: line 1"),
     (b"x = '\xff\xfe'\n", "not UTF-8"),
 ])
-def test_unreadable_source_exits_2_with_one_line(tmp_path, capsys, content, message):
+def test_unreadable_source_exits_2_with_one_line(tmp_path, content, message):
     path = tmp_path / "bad.py"
     path.write_bytes(content)
-    code, out, err = nforensics(capsys, "nki", path)
-    assert code == 2 and out == "" and message in err and err.count("\n") == 1
-    assert nforensics(capsys, "nki", tmp_path / "absent.py")[0] == 2
+    code, out, err = cli("nki", path)
+    assert out == ""
+    assert_clean_error(code, err, message)
+    assert cli("nki", tmp_path / "absent.py")[0] == 2
