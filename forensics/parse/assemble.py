@@ -183,9 +183,9 @@ class _Assembler:
         if shape in ("driver_line", "legacy_line", "timing_line"):
             text = message[1:] if message.startswith(" ") else message
             # The driver prefixes every line of a banner or block: read the message as a line of its own.
-            inner = parse("compiler", text) if text else None
-            if inner is not None and flatten(inner)[0] not in ("driver_line", "legacy_line", "timing_line"):
-                self._compiler_block_line(number, *flatten(inner))
+            inner = flatten(tree) if text and (tree := parse("compiler", text)) is not None else None
+            if inner is not None and inner[0] not in ("driver_line", "legacy_line", "timing_line"):
+                self._compiler_block_line(number, *inner)
                 return True
             if self.open_ice and shape != "timing_line":
                 if self._continue_block(number, text):
@@ -272,7 +272,7 @@ class _Assembler:
         if ("status" in text or "err:" in text or "Failure:" in text) and (tree := parse("messages", text, "nrt_status")):
             _, parts = flatten(tree)
             value = int(parts["INT"]) if "INT" in parts else None
-            name = parts.get("STATUS_NAME") or (status_name(value) if value is not None else None)
+            name = parts.get("STATUS_NAME") or status_name(value)
             self._add(self.log.nrt_statuses, NrtStatus.model_construct(
                 line=number, number=value if value is not None else status_number(name), name=name, api=parts.get("API")))
             found = True
@@ -370,16 +370,12 @@ class _Assembler:
         value = _clean(parts.get("MESSAGE"))
         if shape == "ice_border":
             if self.open_ice is None:
-                self._close_blocks()
-                self.open_ice = IceReport.model_construct(line=number, end_line=number)
-                self._add(self.log.ice, self.open_ice)
+                self._open_ice(number)
             else:
                 self.open_ice.end_line = number
         elif shape == "ice_title":
             if self.open_ice is None:
-                self._close_blocks()
-                self.open_ice = IceReport.model_construct(line=number, end_line=number)
-                self._add(self.log.ice, self.open_ice)
+                self._open_ice(number)
         elif shape == "ice_field" and self.open_ice is not None:
             key = parts["ICE_KEY"]
             self.ice_field = key
@@ -399,6 +395,11 @@ class _Assembler:
         elif shape == "sg_error":
             self._add(self.log.events, LogEvent.model_construct(producer="compiler", line=number, level="ERROR",
                                                 component="SG-ERROR", message=value))
+
+    def _open_ice(self, number: int) -> None:
+        self._close_blocks()
+        self.open_ice = IceReport.model_construct(line=number, end_line=number)
+        self._add(self.log.ice, self.open_ice)
 
     def _ice_value(self, key: str, value: str, number: int) -> None:
         ice = self.open_ice
@@ -446,46 +447,41 @@ class _Assembler:
         return False
 
     def _cut_here_field(self, number: int, text: str) -> None:
+        # The block's `Failure: NRT_X in api()` line is read by _statuses like any other message.
         key, _, value = text.partition(":")
-        key, value = key.strip(), value.strip()
-        if key == "Failure" and (tree := parse("messages", text, "nrt_status")):
-            _, parts = flatten(tree)
-            self._add(self.log.nrt_statuses, NrtStatus.model_construct(line=number, number=status_number(parts.get("STATUS_NAME")),
-                                                       name=parts.get("STATUS_NAME"), api=parts.get("API")))
-        elif key in ("NRT version", "Driver version", "Embedded FW version", "CCOM version") and value:
-            package = {"NRT version": "aws-neuronx-runtime-lib", "Driver version": "aws-neuronx-dkms",
-                       "Embedded FW version": "neuron-firmware", "CCOM version": "aws-neuronx-collectives"}[key]
+        package = _INFODUMP_PACKAGES.get(key.strip())
+        if package and value.strip():
             self._package(number, package, value.split()[0])
 
     # ------------------------------------------------------------------ tracebacks
 
     def _traceback_line(self, number: int, shape: str, parts: dict[str, str]) -> bool:
         if shape == "header":
-            self._close_blocks()
-            self.open_traceback = PythonTraceback.model_construct(line=number, end_line=number)
-            self._add(self.log.tracebacks, self.open_traceback)
+            self._open_traceback(number)
             return True
         if shape in ("frame", "ipython_frame"):
-            if self.open_traceback is None:
-                self._close_blocks()
-                self.open_traceback = PythonTraceback.model_construct(line=number, end_line=number)
-                self._add(self.log.tracebacks, self.open_traceback)
+            traceback = self.open_traceback or self._open_traceback(number)
             path = (parts.get("PATH") or parts.get("IPY_PATH") or "").strip('"')
-            self.open_traceback.frames.append(Frame.model_construct(file=path, lineno=int(parts["LINENO"]), function=parts.get("FUNC")))
-            self.open_traceback.end_line = number
+            traceback.frames.append(Frame.model_construct(file=path, lineno=int(parts["LINENO"]), function=parts.get("FUNC")))
+            traceback.end_line = number
             return True
         # The final exception line: it closes the traceback (or stands alone, as pasted).
         message = _clean(parts.get("MESSAGE"))
         traceback = self.open_traceback
         if traceback is None or traceback.exception is not None:
-            traceback = PythonTraceback.model_construct(line=number, end_line=number)
-            self._add(self.log.tracebacks, traceback)
+            traceback = self._open_traceback(number)
         traceback.exception = parts["EXC_NAME"]
         traceback.message = message
         traceback.end_line = number
         self._close_blocks()
         self._message(number, message, producer=None, level=None, component=None)
         return True
+
+    def _open_traceback(self, number: int) -> PythonTraceback:
+        self._close_blocks()
+        self.open_traceback = PythonTraceback.model_construct(line=number, end_line=number)
+        self._add(self.log.tracebacks, self.open_traceback)
+        return self.open_traceback
 
     # ------------------------------------------------------------------ environment listings
 
@@ -501,9 +497,7 @@ class _Assembler:
         elif shape == "env_assign":
             self._set_env(number, parts["ENV_NAME"], parts.get("ENV_VALUE", "").strip().strip("\"'"))
         elif shape == "setenv_call":
-            quoted = re.findall(r"[\"']([^\"']*)[\"']", body)
-            if len(quoted) >= 2:
-                self._set_env(number, quoted[0], quoted[1])
+            self._set_env(number, parts["SETENV_NAME"][1:-1], parts["SETENV_VALUE"][1:-1])
         return True
 
     def _package(self, number: int, name: str, version: str) -> None:
@@ -521,6 +515,9 @@ class _Assembler:
 
 # Where the compiler reads and writes, not how it compiles: not reported as compiler flags.
 _IO_FLAGS = {"--output", "-o", "--logfile", "--logdir", "--workdir", "--log-file", "--pipeline"}
+# The versions an NRT "cut here" block lists, and the packages they are versions of.
+_INFODUMP_PACKAGES = {"NRT version": "aws-neuronx-runtime-lib", "Driver version": "aws-neuronx-dkms",
+                      "Embedded FW version": "neuron-firmware", "CCOM version": "aws-neuronx-collectives"}
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
 _STARS = re.compile(r"^\*{20,}$")
 _DIGITS = re.compile(r"\d+")
