@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from forensics.ci import write_file
 from forensics.errors import InputError
 from forensics.records import Analysis, MachineProbe
 from forensics.redact import Redactor
@@ -153,7 +154,7 @@ def write_report_file(report: Report, output: str | None, log_spec: str) -> list
     point at a Markdown file, so one must exist). Returns the notes to show the user."""
     notes: list[str] = []
     if output:
-        _write(Path(output), report.text)
+        write_file(output, report.text)
     if report.bundle_dir is not None:
         notes.append(f"bundle written to {report.bundle_dir}/ and {report.archive}: read its MANIFEST.md before sharing")
     if report.url is None or not report.url.left_out:
@@ -164,19 +165,12 @@ def write_report_file(report: Report, output: str | None, log_spec: str) -> list
     if markdown_file is None:
         stem = "stdin" if log_spec == "-" else Path(log_spec).stem
         markdown_file = Path(f"{stem}-report.md")
-        _write(markdown_file, report.markdown)
+        write_file(markdown_file, report.markdown)
     notes.append(
         f"the full prefilled URL would be {report.url.full_length / 1024:.1f} KB, over GitHub's limit of about"
         f" {URL_LIMIT // 1024} KB: it leaves out {', '.join(report.url.left_out)}; paste those from {markdown_file}"
     )
     return notes
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {path} ({exc.strerror or exc})") from None
 
 
 # ------------------------------------------------------------------------------------------ bundle
