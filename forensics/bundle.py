@@ -19,8 +19,10 @@ from pathlib import Path
 
 from forensics.ci import write_file
 from forensics.errors import InputError
+from forensics.ingest import is_binary
 from forensics.records import Analysis, MachineProbe
 from forensics.redact import Redactor
+from forensics.render.markdown import cell, code_span
 from forensics.render.report import (
     REPRO_EMBED_BYTES,
     URL_LIMIT,
@@ -35,7 +37,6 @@ from forensics.render.report import (
     scan_log,
 )
 
-SNIFF_BYTES = 8192
 MAX_ATTACHMENT_BYTES = 256 << 20  # an HLO dump can be large; past this the user shares it separately
 
 
@@ -184,10 +185,6 @@ _REVEALS = {
 }
 
 
-def _is_binary(data: bytes) -> bool:
-    return b"\x00" in data[:SNIFF_BYTES]
-
-
 def _check_bundle_inputs(folder: Path, hlo: str | None) -> None:
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise InputError(f"bundle folder {folder} already exists and is not empty: choose a new folder")
@@ -263,7 +260,7 @@ def _write_bundle(
 def _copy_hlo(path: Path, counts: Redactor, write) -> None:
     data = path.read_bytes()
     reveals = "The HLO graph: it reveals the model structure (ops, shapes, layer names), not the weights"
-    if _is_binary(data):
+    if is_binary(data):
         # Protobufs: secrets (source paths with user names) masked byte for byte, so the file still loads.
         write(counts.redact(path.name), counts.redact_bytes(data), reveals + "; binary, masked in place.")
     else:
@@ -271,7 +268,7 @@ def _copy_hlo(path: Path, counts: Redactor, write) -> None:
 
 
 def _manifest(name: str, files: list[tuple[str, str]], counts: Redactor, form: IssueForm) -> str:
-    rows = "\n".join(f"| `{file}` | {reveals} |" for file, reveals in files)
+    rows = "\n".join(f"| {cell(code_span(file))} | {cell(reveals)} |" for file, reveals in files)
     totals = counts.summary()
     if not form.redacted:
         redaction = "**Not redacted (--no-redact).** Read every file before sharing."
@@ -282,9 +279,9 @@ def _manifest(name: str, files: list[tuple[str, str]], counts: Redactor, form: I
     else:
         redaction = "Redacted offline before writing: nothing to mask was found."
     return (
-        f"# nforensics bundle `{name}`\n\n"
+        f"# nforensics bundle {code_span(name)}\n\n"
         "Everything here was written by `nforensics report --bundle`. Read it before you share it; the"
-        f" archive `{name}.tar.gz` beside this folder holds the same files.\n\n"
+        f" archive {code_span(name + '.tar.gz')} beside this folder holds the same files.\n\n"
         "| file | what it reveals |\n|---|---|\n"
         f"{rows}\n| `MANIFEST.md` | This list. |\n\n"
         "Model weights are never included. Source code is included only as the reproducer you passed.\n\n"

@@ -36,6 +36,11 @@ def _open_binary(spec: str) -> tuple[str, BinaryIO]:
         raise InputError(f"{spec}: cannot read ({exc.strerror or exc})") from None
 
 
+def is_binary(head: bytes) -> bool:
+    """A NUL byte in the first bytes: a NEFF, protobuf or archive, not text."""
+    return b"\x00" in head[:_SNIFF_BYTES]
+
+
 def _decoded(name: str, raw: BinaryIO) -> io.TextIOWrapper:
     stream: BinaryIO = io.BufferedReader(raw) if not hasattr(raw, "peek") else raw  # type: ignore[arg-type]
     if stream.peek(2)[:2] == _GZIP_MAGIC:
@@ -44,7 +49,7 @@ def _decoded(name: str, raw: BinaryIO) -> io.TextIOWrapper:
         head = stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
     except (OSError, EOFError) as exc:
         raise InputError(f"{name}: not a readable gzip stream ({exc})") from None
-    if b"\x00" in head:
+    if is_binary(head):
         raise InputError(f"{name} looks like a binary file, not a log (for NEFF files use `nforensics neff`)")
     return io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)  # type: ignore[arg-type]
 
