@@ -10,14 +10,11 @@ import functools
 import json
 import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
 
-from conftest import another_machine_and_day
+from conftest import ALL_SAMPLE_LOGS, REPO, SAMPLE_LOGS, SHARED, another_machine_and_day, run_cli_text
 from forensics.ci import FormatRequest, exit_code, parse_formats, write_outputs
 from forensics.errors import InputError
 from forensics.records import Analysis, Evidence, Finding, Hypothesis, Reference, Workaround
@@ -28,7 +25,6 @@ from forensics.render.junit import render_junit
 from forensics.render.markdown import code_span, render_markdown
 from forensics.render.sarif import to_sarif
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SARIF_SCHEMA = SHARED / "schemas" / "sarif-schema-2.1.0.json"
 TEMP_LOG = "/tmp/ubuntu/neuroncc_compile_workdir/5f0c8a2e-3f7e-4c1b-9d55-0d4b2a7e1c11/log-neuron-cc.txt"
 
@@ -327,18 +323,8 @@ def test_no_temp_dir_reaches_any_ci_output():
 
 # ---------------------------------------------------------------- the real pipeline on the sample logs
 
-ROOT = Path(__file__).resolve().parents[1]
-SEED_LOGS = sorted((ROOT / "sample_logs").glob("seed00*.log"))
-ALL_SAMPLE_LOGS = sorted((ROOT / "sample_logs").glob("*.log")) + sorted((ROOT / "forensics/knowledge/sample_logs").glob("*.log"))
+SEED_LOGS = sorted(SAMPLE_LOGS.glob("seed00*.log"))
 FILE_FORMATS = ("json", "sarif", "github", "junit", "gitlab", "markdown", "text")
-
-
-def nforensics(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "forensics.cli", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-    )
 
 
 def test_the_five_seed_logs_are_present():
@@ -349,10 +335,10 @@ def test_the_five_seed_logs_are_present():
 def seed_outputs(request, tmp_path_factory) -> dict:
     """One `explain` per seed log writing every format at once, as a CI step would."""
     out = tmp_path_factory.mktemp(request.param.stem)
-    log = request.param.relative_to(ROOT).as_posix()
+    log = request.param.relative_to(REPO).as_posix()
     summary = out / "summary.md"
     args = [f"--format={name}={out / name}" for name in FILE_FORMATS]
-    result = nforensics("explain", log, *args, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    result = run_cli_text("explain", log, *args, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert result.returncode == 1, result.stderr
     assert result.stdout == "" and result.stderr == ""  # everything went to the files
     outputs = {name: (out / name).read_text() for name in FILE_FORMATS}
@@ -454,11 +440,7 @@ def test_explain_folder_glob_stdin_and_grouping(tmp_path):
     (tmp_path / "nightly" / "deep" / "b.log").write_text(another_machine_and_day(seed0))
     (tmp_path / "nightly" / "notes.md").write_text("not a log")
     (tmp_path / "nightly" / "model.neff").write_bytes(b"\x00NEFF" * 100)
-    result = subprocess.run(
-        [sys.executable, "-m", "forensics.cli", "explain", "nightly", "-", "--glob", "*.log", "--format", "json"],
-        input=seed3, capture_output=True, text=True, cwd=tmp_path, timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    result = run_cli_text("explain", "nightly", "-", "--glob", "*.log", "--format", "json", input=seed3, cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     document = json.loads(result.stdout)
     validate_output_schema(document)
@@ -472,7 +454,7 @@ def test_explain_folder_skips_unreadable_files_with_a_note(tmp_path):
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "a.log").write_text(SEED_LOGS[0].read_text())
     (tmp_path / "logs" / "model.neff").write_bytes(b"\x00NEFF" * 100)
-    result = nforensics("explain", "logs", "--format", "gitlab", cwd=tmp_path)
+    result = run_cli_text("explain", "logs", "--format", "gitlab", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith("nforensics: skipped logs/model.neff")
     assert json.loads(result.stdout)[0]["location"]["path"] == "logs/a.log"
@@ -481,7 +463,7 @@ def test_explain_folder_skips_unreadable_files_with_a_note(tmp_path):
 def test_explain_text_groups_the_same_failure_across_inputs(tmp_path):
     for name in ("a.log", "b.log"):
         (tmp_path / name).write_text(SEED_LOGS[0].read_text())
-    result = nforensics("explain", "a.log", "b.log", cwd=tmp_path)
+    result = run_cli_text("explain", "a.log", "b.log", cwd=tmp_path)
     assert result.returncode == 1
     assert "same failure as in a.log" in result.stdout
     assert re.search(r"2×\s+NCC_IXLV002", result.stdout)
@@ -489,21 +471,21 @@ def test_explain_text_groups_the_same_failure_across_inputs(tmp_path):
 
 def test_exit_zero_and_bad_format(tmp_path):
     (tmp_path / "a.log").write_text(SEED_LOGS[0].read_text())
-    assert nforensics("explain", "a.log", "--format", "sarif", "--exit-zero", cwd=tmp_path).returncode == 0
-    bad = nforensics("explain", "a.log", "--format", "yaml", cwd=tmp_path)
+    assert run_cli_text("explain", "a.log", "--format", "sarif", "--exit-zero", cwd=tmp_path).returncode == 0
+    bad = run_cli_text("explain", "a.log", "--format", "yaml", cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.startswith("nforensics: unknown format 'yaml'") and bad.stdout == ""
 
 
 def test_empty_folder_is_an_input_error(tmp_path):
     (tmp_path / "empty").mkdir()
-    result = nforensics("explain", "empty", cwd=tmp_path)
+    result = run_cli_text("explain", "empty", cwd=tmp_path)
     assert result.returncode == 2 and "no files matching" in result.stderr
 
 
 # ---------------------------------------------------------------- the published JSON Schema
 
 
-SCHEMA_DOC = ROOT / "docs" / "schema.json"
+SCHEMA_DOC = REPO / "docs" / "schema.json"
 REGENERATE = (
     ".venv/bin/python -c \"from forensics.render.json import json_schema_text; "
     "print(json_schema_text(), end='')\" > docs/schema.json"
