@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 SCHEMA_VERSION = "1.0"
 
 Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
+Severity = Literal["error", "warning", "note"]
+SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "note": 2}  # most severe first
 
 
 class Record(BaseModel):
@@ -195,7 +197,7 @@ class Finding(Record):
     signature: str
     title: str
     component: Component
-    severity: Literal["error", "warning", "note"] = "error"
+    severity: Severity = "error"
     summary: str
     meaning: str | None = None
     fields: dict[str, Any] = Field(default_factory=dict)
@@ -237,7 +239,7 @@ class FailureGroupRecord(Record):
     signature: str
     code: str | None
     title: str
-    severity: Literal["error", "warning", "note"]
+    severity: Severity
     count: int
     inputs: list[GroupOccurrence]
 

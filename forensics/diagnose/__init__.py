@@ -21,8 +21,8 @@ from forensics.knowledge.matcher import Claim, match
 from forensics.knowledge.schema import Signature
 from forensics.parse import assemble
 from forensics.records import (
+    SEVERITY_RANK,
     Analysis,
-    Environment,
     Evidence,
     Finding,
     ParsedLog,
@@ -82,9 +82,8 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
 
 
 def _rank(finding: Finding) -> tuple:
-    severity = {"error": 0, "warning": 1, "note": 2}[finding.severity]
     first_line = finding.evidence[0].line if finding.evidence else 0
-    return (finding.generic, finding.envelope, severity, first_line)
+    return (finding.generic, finding.envelope, SEVERITY_RANK[finding.severity], first_line)
 
 
 def _fields(signature: Signature, claim: Claim, input_matches: list[dict[str, str | None] | None]) -> dict[str, object]:
@@ -163,5 +162,4 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
     return finding
 
 
-
-__all__ = ["Artifacts", "analyze_path", "analyze_text", "analyze_lines", "diagnose", "Environment"]
+__all__ = ["Artifacts", "analyze_path", "analyze_text", "analyze_lines", "diagnose"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass
-from typing import Literal
 
-Verdict = Literal["REPRODUCES", "PASSES", "DIFFERENT_FAILURE", "UNTESTABLE"]
+from forensics.knowledge.schema import Verdict
+
 REPRODUCES: Verdict = "REPRODUCES"
 PASSES: Verdict = "PASSES"
 DIFFERENT_FAILURE: Verdict = "DIFFERENT_FAILURE"

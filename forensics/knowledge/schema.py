@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from forensics.records import Component, Severity
+
 FieldType = Literal["str", "int", "float"]
 Verdict = Literal["REPRODUCES", "PASSES", "DIFFERENT_FAILURE", "UNTESTABLE"]
 
@@ -159,8 +161,8 @@ class Signature(Strict):
     code: str | None = None  # the upstream code as printed, when there is one
     aliases: list[str] = Field(default_factory=list)  # other codes for the same failure (legacy TEN404)
     title: str
-    component: Literal["compiler", "runtime", "framework", "nki", "environment"]
-    severity: Literal["error", "warning", "note"] = "error"
+    component: Component
+    severity: Severity = "error"
     status: Literal["open", "fixed", "user-error", "environment"] = "open"
     summary: str  # one line: what it is (ruff: "what it does")
     meaning: str  # why it happens (ruff: "why is this bad")
