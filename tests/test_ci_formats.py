@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from xml.etree import ElementTree as ET
 

@@ -13,21 +13,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from conftest import ENV, NFORENSICS, REPO, SEED000, run_cli
 from forensics import runcmd
 from forensics.runcmd import BoundedCapture
-
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-NFORENSICS = [sys.executable, "-m", "forensics.cli"]
-
-
-def nforensics_run(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([*NFORENSICS, "run", *args], capture_output=True, timeout=120, **{"env": ENV, **kwargs})
-
 
 def python_child(script: str) -> list[str]:
     return ["--", sys.executable, "-c", textwrap.dedent(script)]
@@ -46,14 +37,14 @@ def test_output_passes_through_byte_for_byte_and_success_is_silent():
         sys.stdout.buffer.write({ODD_STDOUT!r}); sys.stdout.flush()
         sys.stderr.buffer.write({ODD_STDERR!r}); sys.stderr.flush()
     """)
-    result = nforensics_run(*child)
+    result = run_cli("run", *child)
     assert result.returncode == 0
     assert result.stdout == ODD_STDOUT
     assert result.stderr == ODD_STDERR  # nothing added when the command succeeds
 
 
 def test_exit_status_is_the_childs():
-    result = nforensics_run("sh", "-c", "echo out; exit 125")  # 125: `git bisect run` reads it as "skip"
+    result = run_cli("run", "sh", "-c", "echo out; exit 125")  # 125: `git bisect run` reads it as "skip"
     assert result.returncode == 125
     assert result.stdout == b"out\n"
 
@@ -73,25 +64,25 @@ def test_a_reader_that_goes_away_does_not_block_the_child_or_hide_its_status():
 
 
 def test_child_killed_by_a_signal_exits_like_a_shell_reports_it():
-    result = nforensics_run("sh", "-c", "kill -9 $$")
+    result = run_cli("run", "sh", "-c", "kill -9 $$")
     assert result.returncode == 128 + signal.SIGKILL
 
 
 def test_options_after_the_command_belong_to_the_command():
-    result = nforensics_run("sh", "-c", 'echo "$@"', "sh", "--format", "-x")
+    result = run_cli("run", "sh", "-c", 'echo "$@"', "sh", "--format", "-x")
     assert result.returncode == 0 and result.stdout == b"--format -x\n"
 
 
 def test_missing_command_is_one_line_and_exit_2():
-    result = nforensics_run("--", "no-such-command-for-nforensics")
+    result = run_cli("run", "--", "no-such-command-for-nforensics")
     assert result.returncode == 2
     assert result.stderr == b"nforensics: command not found: no-such-command-for-nforensics\n"
-    assert nforensics_run().returncode == 2
+    assert run_cli("run").returncode == 2
 
 
 def test_success_still_writes_the_requested_files(tmp_path):
     sarif, junit = tmp_path / "out" / "run.sarif", tmp_path / "run.xml"
-    result = nforensics_run("--format", f"sarif={sarif}", "--format", f"junit={junit}", "--", "true")
+    result = run_cli("run", "--format", f"sarif={sarif}", "--format", f"junit={junit}", "--", "true")
     assert result.returncode == 0 and result.stderr == b""
     assert json.loads(sarif.read_text())["runs"][0]["results"] == []
     assert 'failures="0"' in junit.read_text()
@@ -140,7 +131,7 @@ def test_a_child_printing_1_gib_keeps_our_memory_bounded_and_explains_its_end(tm
         write = sys.stdout.buffer.write
         for _ in range(1024):
             write(block)
-        write(open({str(SEED)!r}, "rb").read())
+        write(open({str(SEED000)!r}, "rb").read())
         sys.exit(70)
     """)
     process = subprocess.run(
@@ -157,25 +148,24 @@ def test_a_child_printing_1_gib_keeps_our_memory_bounded_and_explains_its_end(tm
 
 # ---------------------------------------------------------------- explaining a failure
 
-SEED = ROOT / "sample_logs" / "seed000_ncc_ixlv002_sendrecv_twice.log"
 
 
 def seed_failure_line() -> int:
-    return next(n for n, line in enumerate(SEED.read_text().splitlines(), 1) if "[NCC_IXLV002]" in line)
+    return next(n for n, line in enumerate(SEED000.read_text().splitlines(), 1) if "[NCC_IXLV002]" in line)
 
 
 def print_seed_and_fail() -> list[str]:
     return python_child(f"""
         import sys
-        sys.stdout.buffer.write(open({str(SEED)!r}, "rb").read())
+        sys.stdout.buffer.write(open({str(SEED000)!r}, "rb").read())
         sys.exit(70)
     """)
 
 
 def test_failure_is_explained_on_stderr_and_stdout_stays_the_childs():
-    result = nforensics_run(*print_seed_and_fail())
+    result = run_cli("run", *print_seed_and_fail())
     assert result.returncode == 70
-    assert result.stdout == SEED.read_bytes()
+    assert result.stdout == SEED000.read_bytes()
     explanation = result.stderr.decode()
     assert explanation.startswith(f"<run: {sys.executable} -c import sys ")
     assert re.search(r">: \d+ failures? diagnosed", explanation) and "[NCC_IXLV002]" in explanation
@@ -183,12 +173,12 @@ def test_failure_is_explained_on_stderr_and_stdout_stays_the_childs():
 
 def test_failure_writes_the_requested_formats_and_the_log(tmp_path):
     summary = tmp_path / "summary.md"
-    result = nforensics_run(
-        "--log", "build.log", "--format", "sarif=out/run.sarif", "--format", "github", *print_seed_and_fail(),
-        cwd=tmp_path, env={**ENV, "GITHUB_STEP_SUMMARY": str(summary)},
+    result = run_cli(
+        "run", "--log", "build.log", "--format", "sarif=out/run.sarif", "--format", "github", *print_seed_and_fail(),
+        cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(summary)},
     )
     assert result.returncode == 70
-    assert (tmp_path / "build.log").read_bytes() == SEED.read_bytes()
+    assert (tmp_path / "build.log").read_bytes() == SEED000.read_bytes()
     line = seed_failure_line()
     assert result.stderr.decode().startswith(f"::error file=build.log,line={line},title=NCC_IXLV002%3A ")
     sarif = json.loads((tmp_path / "out" / "run.sarif").read_text())
@@ -241,7 +231,7 @@ def test_capture_cuts_enormous_lines(monkeypatch):
 
 def doc_commands() -> list[str]:
     """The `nforensics run` commands of the bash examples in docs/ci.md, continuation lines joined."""
-    text = (ROOT / "docs" / "ci.md").read_text()
+    text = (REPO / "docs" / "ci.md").read_text()
     blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
     joined = "\n".join(blocks).replace("\\\n", " ")
     return [line.strip() for line in joined.splitlines() if line.strip().startswith("nforensics run")]
@@ -253,7 +243,7 @@ def test_docs_ci_wrapping_examples_work_as_written(tmp_path):
     bin_dir.mkdir()
     for tool in ("neuron_parallel_compile", "torchrun", "nforensics"):
         script = bin_dir / tool
-        body = f'exec {sys.executable} -m forensics.cli "$@"' if tool == "nforensics" else f"cat {SEED}; exit 70"
+        body = f'exec {sys.executable} -m forensics.cli "$@"' if tool == "nforensics" else f"cat {SEED000}; exit 70"
         script.write_text(f"#!/bin/sh\n# test double for {tool}\n{body}\n")
         script.chmod(0o755)
     commands = doc_commands()
@@ -261,7 +251,7 @@ def test_docs_ci_wrapping_examples_work_as_written(tmp_path):
     env = {**ENV, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     for command in commands:
         result = subprocess.run(["bash", "-c", command], capture_output=True, cwd=tmp_path, env=env, timeout=120)
-        assert result.returncode == 70 and result.stdout == SEED.read_bytes(), command
+        assert result.returncode == 70 and result.stdout == SEED000.read_bytes(), command
         assert b"[NCC_IXLV002]" in result.stderr
-    assert (tmp_path / "compile.log").read_bytes() == SEED.read_bytes()
+    assert (tmp_path / "compile.log").read_bytes() == SEED000.read_bytes()
     assert json.loads((tmp_path / "train.sarif").read_text())["runs"][0]["results"][0]["ruleId"]
