@@ -136,7 +136,6 @@ def make_report(options: ReportOptions) -> Report:
         repro_text=repro_text,
         journal_table=journal_table,
         probe=probe,
-        redact=options.redact,
     )
     form = build_form(report_input, redactor)
     markdown = render_markdown(form)

@@ -97,7 +97,6 @@ class ReportInput:
     repro_text: str | None = None
     journal_table: str | None = None
     probe: MachineProbe | None = None  # --env-here
-    redact: bool = True
 
 
 @dataclass
@@ -438,9 +437,8 @@ def redaction_note(form: IssueForm) -> str:
     return f"Redacted before sharing (offline, by nforensics; the same value keeps the same placeholder): {counts}."
 
 
-def build_form(report: ReportInput, redactor: Redactor | None = None) -> IssueForm:
+def build_form(report: ReportInput, redactor: Redactor) -> IssueForm:
     """All form fields, redacted with `redactor` (shared with a bundle so placeholders agree)."""
-    redactor = redactor or Redactor(enabled=report.redact)
     finding = primary_finding(report.analysis)
     _, pip = _packages(report)
     raw = {
