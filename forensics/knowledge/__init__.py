@@ -93,13 +93,9 @@ def _by_priority(signatures: Iterable[Signature]) -> tuple[Signature, ...]:
 
 
 @cache
-def _builtin() -> KnowledgeBase:
-    return build(_load_dir(BUILTIN_DIR))
-
-
 def builtin_kb() -> KnowledgeBase:
     """Only the catalogue shipped in forensics/knowledge/signatures/ (what docs/signatures/ documents)."""
-    return _builtin()
+    return build(_load_dir(BUILTIN_DIR))
 
 
 def _pack_folder(entry_point: EntryPoint) -> Path:
@@ -142,7 +138,7 @@ def _scan_entry_points() -> tuple[str, ...]:
 
 @cache
 def _with_packs(folders: tuple[str, ...]) -> KnowledgeBase:
-    signatures = list(_builtin().signatures)
+    signatures = list(builtin_kb().signatures)
     for folder in folders:
         pack = _load_dir(Path(folder))
         if not pack:
@@ -155,4 +151,4 @@ def load_kb(extra_dirs: Sequence[Path | str] = ()) -> KnowledgeBase:
     """The built-in catalogue, then the installed packs (entry points), then the given folders (--kb).
     A later pack's signature replaces an earlier one with the same id."""
     folders = tuple(str(folder) for folder in (*installed_packs(), *extra_dirs))
-    return _with_packs(folders) if folders else _builtin()
+    return _with_packs(folders) if folders else builtin_kb()
