@@ -72,7 +72,7 @@ def read_lines(spec: str) -> tuple[str, Iterator[tuple[int, str]]]:
                     while (more := text.readline(MAX_LINE_CHARS)) and not more.endswith("\n"):
                         pass
                 yield number, line.rstrip("\r\n")
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
             raise InputError(f"{name}: read failed after line {number} ({exc})") from None
         finally:
             if raw is not sys.stdin.buffer:

@@ -1,6 +1,6 @@
 """Results that are slow to compute and rarely change, cached on disk between runs.
 
-Validating ~130 signature files compiles hundreds of regular expressions (about a second), and scanning
+Validating the catalogue's signature files compiles hundreds of regular expressions (about a second), and scanning
 every installed distribution for signature-pack entry points takes a few hundred milliseconds; a process
 that starts for one `explain` cannot afford either each time. Each result is keyed by the nforensics
 version and a stamp of its inputs (file names, sizes, mtimes), so any change recomputes it. Like lark's

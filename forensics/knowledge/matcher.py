@@ -2,7 +2,7 @@
 
 A claim is (signature, the lines it spans, the message text its fields are read from). Each record or
 line goes to the highest-priority signature that matches it; claims of one signature are merged later
-by fingerprint, claims of different signatures never share a line.
+into one finding (diagnose groups them by signature id), claims of different signatures never share a line.
 """
 
 from __future__ import annotations

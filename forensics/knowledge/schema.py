@@ -105,8 +105,8 @@ class EvidenceRule(Strict):
 
 class Confirm(Strict):
     """How to test a hypothesis by re-running (issue: confirm on hardware): the variant to run and the
-    verdict that confirms the hypothesis. `env` and `set_env` change variables; `args_add`/`args_remove`
-    change the command; `knob` names a template knob to set."""
+    verdict that confirms the hypothesis. `unset_env` and `set_env` change variables; `args_add`/`args_remove`
+    change the command; `knobs` sets template knobs (name -> value)."""
 
     description: str
     expect: Verdict
