@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import stat
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from conftest import cli
 from forensics import envprobe
-from forensics.cli import main
 
 COMPILER_VERSION = "NeuronX Compiler version 2.23.6484.0+3b612583\nPython version 3.10.12\nRunning in region use1-az6"
 NEURON_LS = "+--------+--------+--------+-----------+\n| NEURON | NEURON | NEURON | PCI BDF   |\n| DEVICE | CORES  | MEMORY |           |\n+--------+--------+--------+-----------+\n| 0      | 2      | 32 GB  | 00:1e.0   |"
@@ -26,14 +25,6 @@ DPKG = (
     "aws-neuronx-tools\t2.28.23.0\trc \n"  # removed, config files only: not installed
     "libc6\t2.36-9\tii \n"
 )
-
-
-def nforensics_env(monkeypatch, capsys, *args: str) -> SimpleNamespace:
-    monkeypatch.setattr(sys, "argv", ["nforensics", "env", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out, err = capsys.readouterr()
-    return SimpleNamespace(code=exit_info.value.code, out=out, err=err)
 
 
 def script(folder: Path, name: str, body: str) -> None:
@@ -86,27 +77,27 @@ def neuron_machine(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_env_on_a_machine_without_neuron_says_so_cleanly(bare_machine, monkeypatch, capsys):
-    result = nforensics_env(monkeypatch, capsys)
-    assert result.code == 0 and result.err == ""
-    assert "Neuron software: none found" in result.out
-    assert "neuronx-cc --version: could not collect: neuronx-cc not found on PATH" in result.out
-    assert "neuron-ls: could not collect: neuron-ls not found" in result.out
-    assert "Instance type: could not collect:" in result.out
-    assert "OS: " in result.out and "Python: 3." in result.out
-    assert "NEURON_*/XLA_* environment variables:\n  none set" in result.out
+def test_env_on_a_machine_without_neuron_says_so_cleanly(bare_machine):
+    result = cli("env")
+    assert result.returncode == 0 and result.stderr == ""
+    assert "Neuron software: none found" in result.stdout
+    assert "neuronx-cc --version: could not collect: neuronx-cc not found on PATH" in result.stdout
+    assert "neuron-ls: could not collect: neuron-ls not found" in result.stdout
+    assert "Instance type: could not collect:" in result.stdout
+    assert "OS: " in result.stdout and "Python: 3." in result.stdout
+    assert "NEURON_*/XLA_* environment variables:\n  none set" in result.stdout
 
 
-def test_env_on_this_machine_never_crashes(monkeypatch, capsys):
+def test_env_on_this_machine_never_crashes():
     """Whatever this machine has: exit 0, every line either a value or 'could not collect'."""
-    result = nforensics_env(monkeypatch, capsys, "--format", "json")
-    assert result.code == 0
-    payload = json.loads(result.out)
+    result = cli("env", "--format", "json")
+    assert result.returncode == 0
+    payload = json.loads(result.stdout)
     assert payload["python"] and payload["os"]
     assert all(v.startswith("could not collect: ") for v in payload["not_collected"].values())
 
 
-def test_env_reads_the_neuron_tools_packages_and_instance_type(neuron_machine, monkeypatch, capsys):
+def test_env_reads_the_neuron_tools_packages_and_instance_type(neuron_machine):
     probe = envprobe.probe()
     assert probe.neuron_software
     assert probe.compiler_version.startswith("NeuronX Compiler version 2.23.6484.0+3b612583")
@@ -118,11 +109,11 @@ def test_env_reads_the_neuron_tools_packages_and_instance_type(neuron_machine, m
     assert probe.not_collected == {}
 
 
-def test_env_output_is_redacted(neuron_machine, monkeypatch, capsys):
-    result = nforensics_env(monkeypatch, capsys)
-    assert "acme-private-models" not in result.out and "use1-az6" not in result.out
-    assert "NEURON_COMPILE_CACHE_URL=s3://[redacted:s3-bucket-1]/cache" in result.out
-    assert "Instance type: trn1.32xlarge" in result.out and "Neuron software: found" in result.out
+def test_env_output_is_redacted(neuron_machine):
+    result = cli("env")
+    assert "acme-private-models" not in result.stdout and "use1-az6" not in result.stdout
+    assert "NEURON_COMPILE_CACHE_URL=s3://[redacted:s3-bucket-1]/cache" in result.stdout
+    assert "Instance type: trn1.32xlarge" in result.stdout and "Neuron software: found" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -151,12 +142,12 @@ def test_a_probe_that_raises_unexpectedly_is_contained(bare_machine, monkeypatch
     assert probe.os is None and probe.not_collected["os"].startswith("could not collect: UnicodeDecodeError")
 
 
-def test_pypi_placeholder_wheels_do_not_count_as_neuron_software(bare_machine, monkeypatch, capsys):
+def test_pypi_placeholder_wheels_do_not_count_as_neuron_software(bare_machine, monkeypatch):
     dists = [SimpleNamespace(metadata={"Name": "neuronx-cc"}, version="1.0.post1")]
     monkeypatch.setattr(envprobe, "metadata", SimpleNamespace(distributions=lambda: dists))  # only the probe sees it
-    result = nforensics_env(monkeypatch, capsys)
-    assert "Neuron software: none found" in result.out
-    assert "neuronx-cc 1.0.post1  (PyPI placeholder, not the real package)" in result.out
+    result = cli("env")
+    assert "Neuron software: none found" in result.stdout
+    assert "neuronx-cc 1.0.post1  (PyPI placeholder, not the real package)" in result.stdout
 
 
 def test_a_dmi_name_that_is_not_an_instance_type_is_not_reported(bare_machine, monkeypatch):
@@ -168,13 +159,10 @@ def test_a_dmi_name_that_is_not_an_instance_type_is_not_reported(bare_machine, m
     assert probe.instance_type is None and "not an EC2 instance type" in probe.not_collected["instance_type"]
 
 
-def test_report_env_here_adds_the_machine(neuron_machine, monkeypatch, capsys):
+def test_report_env_here_adds_the_machine(neuron_machine):
     log = neuron_machine / "e.log"
     log.write_text("[INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers to have name\n")
-    monkeypatch.setattr(sys, "argv", ["nforensics", "report", str(log), "--env-here", "-f", "json"])
-    with pytest.raises(SystemExit):
-        main()
-    out, err = capsys.readouterr()
+    _, out, err = cli("report", log, "--env-here", "-f", "json")
     assert err == ""
     fields = json.loads(out)["fields"]
     assert fields["instancetype"] == "trn1.32xlarge (probed on the failing machine)"
