@@ -11,9 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from forensics.records import Analysis, Finding
-
-SEVERITY_RANK = {"error": 0, "warning": 1, "note": 2}
+from forensics.records import SEVERITY_RANK, Analysis, Finding
 
 
 @dataclass(frozen=True)
