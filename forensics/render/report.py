@@ -147,7 +147,8 @@ def _note_hints(context: LogContext, number: int, text: str) -> None:
 
 
 def primary_finding(analysis: Analysis) -> Finding | None:
-    """The finding the issue is about: the first error from the catalogue, else the first finding."""
+    """The finding the issue is about: errors before warnings and notes, then catalogue signatures before
+    generic ones, then failures before environment findings; ties keep the analysis order (diagnose's rank)."""
     ranked = sorted(
         analysis.findings,
         key=lambda f: (f.severity != "error", f.generic, f.component == "environment"),
@@ -251,14 +252,14 @@ def _instance_type(report: ReportInput) -> str:
 
 def _packages(report: ReportInput) -> tuple[dict[str, str], dict[str, str]]:
     """(apt, pip) packages: the log's listings first, the probe's (--env-here) filling gaps."""
-    from forensics.envprobe import APT_FILTER, PIP_FILTER
+    from forensics.envprobe import PIP_FILTER
 
     apt: dict[str, str] = {}
     pip: dict[str, str] = {}
     for name, version in report.analysis.environment.packages.items():
         if name.startswith("aws-neuron"):
             apt[name] = version
-        elif PIP_FILTER.search(name) or APT_FILTER.search(name):
+        elif PIP_FILTER.search(name):  # its "neuron" also covers what the apt filter would
             pip[name] = version
     if report.probe:
         for name, version in report.probe.apt_packages.items():
