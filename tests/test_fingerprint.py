@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO, SHARED, another_machine_and_day, run_cli_text
+from conftest import REPO, SAMPLE_LOGS, another_machine_and_day, run_cli_text
 from forensics.diagnose import analyze_path, analyze_text
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint, mask
 
@@ -88,7 +88,7 @@ def test_same_code_with_another_message_is_another_failure():
 def test_sample_logs_survive_the_move_to_another_machine():
     """Every signature's own sample log, pasted from another machine and day, groups with the original."""
     changed = 0
-    for sample in sorted((REPO / "sample_logs").glob("*.log")):
+    for sample in sorted(SAMPLE_LOGS.glob("*.log")):
         text = sample.read_text(encoding="utf-8", errors="replace")
         moved = another_machine_and_day(text)
         changed += moved != text
@@ -182,5 +182,3 @@ def test_a_recognised_failure_does_not_import_drain3():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.stdout.strip() == "False", out.stderr
 
-
-assert SHARED  # imported for the `shared` fixture's location; tests using it skip when absent

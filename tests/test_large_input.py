@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 
-from conftest import REPO, SAMPLE_LOGS
+from conftest import NFORENSICS, REPO, SEED000
 
 CHATTER = (
     "2026-03-02T18:20:31Z INFO 48240 [sg0000/Tensorizer/BirCodeGenLoop]: Running BirCodeGenLoop\n"
@@ -21,7 +20,7 @@ CHATTER = (
 
 def _explain_stream(megabytes: int) -> tuple[int, dict]:
     """Pipe N MiB of chatter plus the seed failure into `explain -`; (peak RSS in KiB, JSON output)."""
-    child = subprocess.Popen([sys.executable, "-m", "forensics.cli", "explain", "-", "--format", "json"],
+    child = subprocess.Popen([*NFORENSICS, "explain", "-", "--format", "json"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO)
     output: list[bytes] = []
     reader = threading.Thread(target=lambda: output.append(child.stdout.read()))
@@ -29,7 +28,7 @@ def _explain_stream(megabytes: int) -> tuple[int, dict]:
     block = CHATTER * (65536 // len(CHATTER))
     for _ in range((megabytes << 20) // len(block)):
         child.stdin.write(block)
-    child.stdin.write((SAMPLE_LOGS / "seed000_ncc_ixlv002_sendrecv_twice.log").read_bytes())
+    child.stdin.write(SEED000.read_bytes())
     child.stdin.close()
     reader.join()
     _, status, usage = os.wait4(child.pid, 0)

@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ALL_SAMPLE_LOGS, SHARED
 from forensics.redact import Redactor
-
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
 
 ACCESS_KEY = "AKIAQ3EGRE7XJ2MLPZ4W"
 STS_KEY = "ASIAZ4XQ2W7EJ3KLMN5P"
@@ -207,7 +205,7 @@ _ADDRESS = re.compile(r"\bip=(\d+(?:\.\d+){3})|(\d+(?:\.\d+){3})\]?:\d")
 
 
 def _real_logs() -> list[Path]:
-    logs = sorted((ROOT / "sample_logs").glob("*.log")) + sorted((ROOT / "forensics/knowledge/sample_logs").glob("*.log"))
+    logs = list(ALL_SAMPLE_LOGS)
     if SHARED.is_dir():
         logs += sorted((SHARED / "corpus/dev").glob("*.log")) + sorted((SHARED / "seeds").glob("*.txt"))
     return logs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import SAMPLE_LOGS
 from forensics.diagnose import analyze_text
 from forensics.diagnose.versions import first_sdk_with, is_older, releases, resolve_fixed_in, version_key
 from forensics.knowledge.schema import FixedInSpec
@@ -123,12 +124,10 @@ def test_an_old_compiler_in_the_log_turns_a_fixed_signature_into_an_upgrade():
     # Every signature with [fixed_in] is checked the same way: its sample log plus an older compiler banner.
     from forensics.knowledge import builtin_kb
 
-    from conftest import REPO
-
     fixed = [s for s in builtin_kb().signatures if s.fixed_in and s.fixed_in.component == "neuronx-cc"]
     assert fixed, "the catalogue has compiler fixes"
     signature = fixed[0]
-    log = (REPO / "sample_logs" / signature.sample_log).read_text()
+    log = (SAMPLE_LOGS / signature.sample_log).read_text()
     banner = "NeuronX Compiler version 2.1.0.76+abcdef12\n"
     finding = next(f for f in analyze_text(banner + log).findings if f.signature == signature.id)
     assert finding.fixed_in.upgrade is True
