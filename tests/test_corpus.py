@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import csv
 
-import pytest
-
 from forensics.diagnose import analyze_path
 
 

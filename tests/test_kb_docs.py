@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, run_cli, run_cli_text as cli
+from conftest import REPO, run_cli_text
 
 from forensics.knowledge import builtin_kb
 from forensics.knowledge.docs import missing_sections
@@ -74,28 +74,28 @@ def test_every_signature_page_has_the_entry_sections():
 
 
 def test_codes_lists_and_filters_the_catalogue():
-    listing = cli("codes", "--prefix", "NCC_E", "--format", "json")
+    listing = run_cli_text("codes", "--prefix", "NCC_E", "--format", "json")
     assert listing.returncode == 0, listing.stderr
     rows = json.loads(listing.stdout)
     assert rows and all(any(c.startswith("NCC_E") for c in [r["code"] or "", *r["aliases"]]) for r in rows)
-    runtime = json.loads(cli("codes", "--component", "runtime", "--format", "json").stdout)
+    runtime = json.loads(run_cli_text("codes", "--component", "runtime", "--format", "json").stdout)
     assert runtime and {r["component"] for r in runtime} == {"runtime"}
-    text = cli("codes", "--status", "open")
+    text = run_cli_text("codes", "--status", "open")
     assert text.returncode == 0 and "signature(s)" in text.stdout
     assert all(s.id in text.stdout for s in SIGNATURES if s.status == "open")
 
 
 def test_codes_prints_a_full_entry_by_code_or_id():
     signature = next(s for s in SIGNATURES if s.code and s.workarounds and any(w.code for w in s.workarounds))
-    by_code = cli("codes", signature.code.lower())
+    by_code = run_cli_text("codes", signature.code.lower())
     assert by_code.returncode == 0, by_code.stderr
     for part in (signature.title, "## What it is", "## Why it happens", "## Hypotheses", "## Workarounds", "```"):
         assert part in by_code.stdout
-    by_id = cli("codes", signature.id, "--format", "json")
+    by_id = run_cli_text("codes", signature.id, "--format", "json")
     assert [e["id"] for e in json.loads(by_id.stdout)] == [signature.id]
 
 
 def test_codes_unknown_key_is_an_input_error():
-    result = cli("codes", "NCC_ZZZ999")
+    result = run_cli_text("codes", "NCC_ZZZ999")
     assert result.returncode == 2
     assert result.stderr.startswith("nforensics: no signature has the code or id 'NCC_ZZZ999'")

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_cli, run_cli_text as cli
+from conftest import REPO, assert_clean_error, run_cli, run_cli_text
 
 
 PACK_SIGNATURE = """
@@ -61,15 +60,15 @@ def write_pack(folder: Path, text: str = PACK_SIGNATURE, name: str = "team-widge
 
 def test_kb_pack_is_listed_printed_and_diagnosed(tmp_path):
     pack = write_pack(tmp_path / "pack")
-    listed = cli("codes", "--kb", str(pack), "--prefix", "TEAM_", "--format", "json")
+    listed = run_cli_text("codes", "--kb", str(pack), "--prefix", "TEAM_", "--format", "json")
     assert listed.returncode == 0, listed.stderr
     assert [r["id"] for r in json.loads(listed.stdout)] == ["team-widget-overflow"]
-    entry = cli("codes", "--kb", str(pack), "team_ewid001")
+    entry = run_cli_text("codes", "--kb", str(pack), "team_ewid001")
     assert entry.returncode == 0 and "# TEAM_EWID001: Widget buffer overflow" in entry.stdout
     assert "pad_to(max_batch)" in entry.stdout
     log = tmp_path / "job.log"
     log.write_text(LOG)
-    explained = cli("explain", "--kb", str(pack), str(log), "--format", "json")
+    explained = run_cli_text("explain", "--kb", str(pack), str(log), "--format", "json")
     assert explained.returncode == 1, explained.stderr
     finding = json.loads(explained.stdout)["findings"][0]
     assert (finding["signature"], finding["fields"], finding["generic"]) == ("team-widget-overflow", {"slot": 17}, False)
@@ -82,7 +81,7 @@ def test_without_the_pack_its_code_is_unknown(tmp_path):
 def test_bad_pack_names_the_file_and_the_field(tmp_path):
     broken = PACK_SIGNATURE.replace('title = "A later batch is larger than the first"\n', "")
     pack = write_pack(tmp_path / "pack", broken)
-    result = cli("codes", "--kb", str(pack))
+    result = run_cli_text("codes", "--kb", str(pack))
     assert result.returncode == 2
     assert result.stderr == (
         f"nforensics: {pack / 'team-widget-overflow.toml'}: field 'hypotheses.0.title': Field required\n"
@@ -91,18 +90,18 @@ def test_bad_pack_names_the_file_and_the_field(tmp_path):
 
 def test_bad_regex_and_bad_toml_name_the_file(tmp_path):
     pack = write_pack(tmp_path / "regex", PACK_SIGNATURE.replace("slot \\d+", "slot (\\d+"))
-    result = cli("codes", "--kb", str(pack))
-    assert result.returncode == 2 and "field 'match.patterns'" in result.stderr and "Traceback" not in result.stderr
+    result = run_cli_text("codes", "--kb", str(pack))
+    assert_clean_error(result.returncode, result.stderr, "field 'match.patterns'")
     pack = write_pack(tmp_path / "toml", "id = \n")
-    result = cli("explain", "--kb", str(pack), "-", input=b"")
+    result = run_cli_text("explain", "--kb", str(pack), "-", input=b"")
     assert result.returncode == 2 and "team-widget-overflow.toml: not valid TOML" in result.stderr
 
 
 def test_missing_or_empty_pack_folder_is_an_input_error(tmp_path):
-    missing = cli("codes", "--kb", str(tmp_path / "nope"))
+    missing = run_cli_text("codes", "--kb", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "signature pack folder not found" in missing.stderr
     (tmp_path / "empty").mkdir()
-    empty = cli("codes", "--kb", str(tmp_path / "empty"))
+    empty = run_cli_text("codes", "--kb", str(tmp_path / "empty"))
     assert empty.returncode == 2 and "no *.toml signature files" in empty.stderr
 
 
@@ -115,7 +114,7 @@ def _install_fake_distribution(site: Path, entry_point: str) -> None:
 
 
 def _env_with(site: Path) -> dict:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+    return {"PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
 
 
 @pytest.mark.parametrize("entry_point", ["team_kb", "team_kb:signature_dir"])
@@ -128,7 +127,7 @@ def test_installed_pack_is_found_through_its_entry_point(tmp_path, entry_point):
     if entry_point == "team_kb":
         write_pack(site / "team_kb")
     _install_fake_distribution(site, entry_point)
-    result = cli("codes", "TEAM_EWID001", "--format", "json", env=_env_with(site))
+    result = run_cli_text("codes", "TEAM_EWID001", "--format", "json", env=_env_with(site))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)[0]["id"] == "team-widget-overflow"
 
@@ -136,7 +135,7 @@ def test_installed_pack_is_found_through_its_entry_point(tmp_path, entry_point):
 def test_broken_entry_point_names_the_entry_point(tmp_path):
     site = tmp_path / "site"
     _install_fake_distribution(site, "team_kb_missing")
-    result = cli("codes", env=_env_with(site))
+    result = run_cli_text("codes", env=_env_with(site))
     assert result.returncode == 2
     assert result.stderr.startswith(
         "nforensics: signature pack entry point 'team = team_kb_missing' (from team-kb): cannot be loaded (ModuleNotFoundError"
