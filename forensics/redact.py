@@ -64,10 +64,6 @@ class _Rule:
     cue: tuple[str, ...] | Callable[[str], bool] = ()
 
 
-def _words(*literals: str) -> tuple[str, ...]:
-    return literals
-
-
 def _search(pattern: str) -> Callable[[str], bool]:
     return lambda text, compiled=re.compile(pattern): compiled.search(text) is not None
 
@@ -111,17 +107,17 @@ def _rules(known_users: set[str]) -> list[_Rule]:
         _Rule(
             "aws-session-token",
             r"(?i)\b(?:aws_\w*token|\w*session_?token)\b[\"']?\s*[=:]\s*[\"']?(?P<v>[A-Za-z0-9/+=]{16,})",
-            cue=_words("token"),
+            cue=("token",),
         ),
-        _Rule("aws-secret-key", rf"(?i)\b{_KEY_NAME_SECRET}\b[\"']?\s*[=:]\s*[\"']?(?P<v>[A-Za-z0-9/+=]{{20,}})", cue=_words("secret")),
+        _Rule("aws-secret-key", rf"(?i)\b{_KEY_NAME_SECRET}\b[\"']?\s*[=:]\s*[\"']?(?P<v>[A-Za-z0-9/+=]{{20,}})", cue=("secret",)),
         _Rule(
             "secret",
             r"(?i)\b[A-Za-z_]*(?:token|secret|password|passwd|api_key|apikey)\b[\"']?\s*[=:]\s*[\"']?"
             r"(?P<v>(?!\[redacted:)[A-Za-z0-9/+=_.-]{12,})",
-            cue=_words("token", "secret", "passw", "api_key", "apikey"),
+            cue=("token", "secret", "passw", "api_key", "apikey"),
         ),
-        _Rule("hf-token", r"\b(?P<v>hf_[A-Za-z0-9]{30,})\b", cue=_words("hf_")),
-        _Rule("aws-access-key-id", r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b", cue=_words("a3t", "akia", "asia", "abia", "acca")),
+        _Rule("hf-token", r"\b(?P<v>hf_[A-Za-z0-9]{30,})\b", cue=("hf_",)),
+        _Rule("aws-access-key-id", r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b", cue=("a3t", "akia", "asia", "abia", "acca")),
         # detect-secrets: a standalone 40-char candidate (mixed case and digits, checked below).
         _Rule(
             "aws-secret-key",
@@ -129,30 +125,30 @@ def _rules(known_users: set[str]) -> list[_Rule]:
             _mixed_alphabet,
             cue=_search(r"[A-Za-z0-9/+]{40}"),
         ),
-        _Rule("arn", r"\b(?P<v>arn:aws[\w-]*:[\w-]*:[\w-]*:[\w-]*:[^\s\"'<>()\[\],;`]+)", cue=_words("arn:aws")),
-        _Rule("aws-account-id", r"(?i)\baccount(?:[ _-]?id)?\b\W{0,4}(?P<v>\d{12})\b", cue=_words("account")),
-        _Rule("aws-account-id", r"\b(?P<v>\d{12})(?=\.dkr\.ecr\.)", cue=_words(".dkr.ecr.")),
+        _Rule("arn", r"\b(?P<v>arn:aws[\w-]*:[\w-]*:[\w-]*:[\w-]*:[^\s\"'<>()\[\],;`]+)", cue=("arn:aws",)),
+        _Rule("aws-account-id", r"(?i)\baccount(?:[ _-]?id)?\b\W{0,4}(?P<v>\d{12})\b", cue=("account",)),
+        _Rule("aws-account-id", r"\b(?P<v>\d{12})(?=\.dkr\.ecr\.)", cue=(".dkr.ecr.",)),
         # The runtime's crash block: keep the key, mask the value (`Nodename: ip-...`).
-        _Rule("instance-id", r"\bInstance ID:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)", cue=_words("instance id:")),
-        _Rule("nrt-cluster-id", r"\bCluster ID:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)", cue=_words("cluster id:")),
-        _Rule("hostname", r"\bNodename:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)", cue=_words("nodename:")),
-        _Rule("instance-id", r"\b(?P<v>i-[0-9a-f]{8,17})\b", cue=_words("i-")),
-        _Rule("aws-resource-id", r"\b(?P<v>(?:eni|vol|snap|sg|subnet|vpc)-[0-9a-f]{8,17})\b", cue=_words("eni-", "vol-", "snap-", "sg-", "subnet-", "vpc-")),
-        _Rule("hostname", r"\b(?P<v>ip-\d{1,3}(?:-\d{1,3}){3}(?:\.[a-z][a-z0-9-]*)*)\b", cue=_words("ip-")),
+        _Rule("instance-id", r"\bInstance ID:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)", cue=("instance id:",)),
+        _Rule("nrt-cluster-id", r"\bCluster ID:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)", cue=("cluster id:",)),
+        _Rule("hostname", r"\bNodename:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)", cue=("nodename:",)),
+        _Rule("instance-id", r"\b(?P<v>i-[0-9a-f]{8,17})\b", cue=("i-",)),
+        _Rule("aws-resource-id", r"\b(?P<v>(?:eni|vol|snap|sg|subnet|vpc)-[0-9a-f]{8,17})\b", cue=("eni-", "vol-", "snap-", "sg-", "subnet-", "vpc-")),
+        _Rule("hostname", r"\b(?P<v>ip-\d{1,3}(?:-\d{1,3}){3}(?:\.[a-z][a-z0-9-]*)*)\b", cue=("ip-",)),
         _Rule("ipv4", rf"(?P<v>{_IPV4})", _not_a_version, cue=_search(r"\d\.\d{1,3}\.\d{1,3}\.\d")),
         _Rule("ipv6", rf"(?P<v>{_IPV6})", _ipv6_plausible, cue=lambda text: "::" in text or text.count(":") >= 7),
-        _Rule("availability-zone", r"\b(?P<v>[a-z]{3,4}\d-az\d{1,2})\b", cue=_words("-az")),
-        _Rule("s3-bucket", r"\bs3://(?P<v>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])", cue=_words("s3://")),
-        _Rule("s3-bucket", r"\bhttps?://(?P<v>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\.s3[.-]", cue=_words(".s3")),
-        _Rule("user", r"(?:/home/|/Users/)(?P<v>(?!\[redacted:)[^/\s\"':]+)", cue=_words("/home/", "/users/")),
-        _Rule("user", r"/tmp/(?P<v>(?!\[redacted:)[^/\s\"':]+)(?=/neuroncc_compile_workdir)", cue=_words("/tmp/")),
-        _Rule("user", r"\b(?:USER|LOGNAME|USERNAME)=(?P<v>(?!\[redacted:)[\w.-]+)", cue=_words("user", "logname")),
-        _Rule("user", r"(?<![\w.@-])(?P<v>[a-z_][\w.-]{0,31})@(?=ip-\d|\[redacted:hostname)", cue=_words("@")),
+        _Rule("availability-zone", r"\b(?P<v>[a-z]{3,4}\d-az\d{1,2})\b", cue=("-az",)),
+        _Rule("s3-bucket", r"\bs3://(?P<v>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])", cue=("s3://",)),
+        _Rule("s3-bucket", r"\bhttps?://(?P<v>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\.s3[.-]", cue=(".s3",)),
+        _Rule("user", r"(?:/home/|/Users/)(?P<v>(?!\[redacted:)[^/\s\"':]+)", cue=("/home/", "/users/")),
+        _Rule("user", r"/tmp/(?P<v>(?!\[redacted:)[^/\s\"':]+)(?=/neuroncc_compile_workdir)", cue=("/tmp/",)),
+        _Rule("user", r"\b(?:USER|LOGNAME|USERNAME)=(?P<v>(?!\[redacted:)[\w.-]+)", cue=("user", "logname")),
+        _Rule("user", r"(?<![\w.@-])(?P<v>[a-z_][\w.-]{0,31})@(?=ip-\d|\[redacted:hostname)", cue=("@",)),
     ]
     if known_users:
         # /tmp/<u>/... for every user seen elsewhere in the text, whatever follows it.
         names = "|".join(re.escape(u) for u in sorted(known_users, key=len, reverse=True))
-        rules.append(_Rule("user", rf"/tmp/(?P<v>{names})(?=/)", cue=_words("/tmp/")))
+        rules.append(_Rule("user", rf"/tmp/(?P<v>{names})(?=/)", cue=("/tmp/",)))
     return rules
 
 
