@@ -15,14 +15,8 @@ def _text(analyses: Sequence[Analysis], color: bool) -> str:
     return render_text(analyses, color=color)
 
 
-def _json(analyses: Sequence[Analysis], color: bool) -> str:
-    from forensics.render.json import render_json
-
-    return render_json(analyses)
-
-
 def _lazy(module: str, function: str) -> Callable[[Sequence[Analysis], bool], str]:
-    """A CI format imported on first use, so `explain` loads only the formats it writes."""
+    """A format imported on first use, so `explain` loads only the formats it writes."""
 
     def renderer(analyses: Sequence[Analysis], color: bool) -> str:
         return getattr(importlib.import_module(module), function)(list(analyses))
@@ -32,7 +26,7 @@ def _lazy(module: str, function: str) -> Callable[[Sequence[Analysis], bool], st
 
 RENDERERS: dict[str, Callable[[Sequence[Analysis], bool], str]] = {
     "text": _text,
-    "json": _json,
+    "json": _lazy("forensics.render.json", "render_json"),
     "sarif": _lazy("forensics.render.sarif", "render_sarif"),
     "github": _lazy("forensics.render.github", "render_commands"),
     "junit": _lazy("forensics.render.junit", "render_junit"),
