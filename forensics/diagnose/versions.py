@@ -2,31 +2,18 @@
 
 The parser records every version the input shows in Environment.packages (ICE banner, `neuronx-cc --version`,
 pip/apt/conda listings, compile-cache paths). This module maps them onto the Neuron SDK releases of
-forensics/knowledge/releases.toml and fills a finding's `fixed_in`.
+forensics/knowledge/releases.toml (read by forensics.knowledge.releases) and fills a finding's `fixed_in`.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import cache
-from pathlib import Path
 
+from forensics.knowledge.releases import component_packages, release_table
 from forensics.knowledge.schema import FixedInSpec
 from forensics.packages import package_key
 from forensics.records import Environment, FixedIn
-
-RELEASES_TOML = Path(__file__).resolve().parents[1] / "knowledge" / "releases.toml"
-
-# Short names a signature's [fixed_in].component may use for the package that carries the fix.
-COMPONENT_PACKAGES = {
-    "compiler": "neuronx-cc",
-    "runtime": "aws-neuronx-runtime-lib",
-    "nrt": "aws-neuronx-runtime-lib",
-    "driver": "aws-neuronx-dkms",
-    "collectives": "aws-neuronx-collectives",
-    "tools": "aws-neuronx-tools",
-}
 
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+)*")
 
@@ -34,7 +21,7 @@ _RELEASE_PART = re.compile(r"\d+(?:\.\d+)*")
 def normalise_package(name: str) -> str:
     """pip's name normalisation (PEP 503), plus the short component names signatures use."""
     key = package_key(name)
-    return COMPONENT_PACKAGES.get(key, key)
+    return component_packages().get(key, key)
 
 
 def version_key(package: str, version: str) -> tuple[int, ...] | None:
@@ -70,13 +57,7 @@ def is_older(package: str, seen: str, fixed: str) -> bool | None:
 @cache
 def releases() -> tuple[tuple[str, dict[str, tuple[str, ...]]], ...]:
     """(sdk, {package: versions}) for every Neuron SDK release, oldest first."""
-    data = tomllib.loads(RELEASES_TOML.read_text(encoding="utf-8"))
-    table = []
-    for release in data["release"]:
-        packages = {k: tuple(v) if isinstance(v, list) else (v,) for k, v in release.items() if k != "sdk"}
-        table.append((release["sdk"], packages))
-    table.sort(key=lambda item: version_key("", item[0]) or ())
-    return tuple(table)
+    return tuple(sorted(release_table(), key=lambda item: version_key("", item[0]) or ()))
 
 
 def first_sdk_with(package: str, version: str) -> str | None:

@@ -1,4 +1,5 @@
-"""The signature catalogue: TOML files in forensics/knowledge/signatures/, plus extra packs (--kb DIR)."""
+"""The signature catalogue: TOML files in forensics/knowledge/signatures/, plus extra packs (--kb DIR), and
+the tables of knowledge kept beside it (releases.toml, codes.toml)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from functools import cache
 from os import PathLike
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -21,7 +22,8 @@ from forensics.knowledge.schema import Signature
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-BUILTIN_DIR = Path(__file__).resolve().parent / "signatures"
+KNOWLEDGE_DIR = Path(__file__).resolve().parent
+BUILTIN_DIR = KNOWLEDGE_DIR / "signatures"
 ENTRY_POINT_GROUP = "nforensics.signatures"  # installed packs: each entry point names a folder of TOML files
 
 
@@ -41,6 +43,14 @@ class KnowledgeBase:
                 return signature
         candidates = self.by_code.get(wanted)
         return candidates[0] if candidates else None
+
+
+@cache
+def table(name: str) -> dict[str, Any]:
+    """The data file forensics/knowledge/<name>.toml, read only when first needed. Parsed once and kept in
+    the disk cache like the signatures: releases.toml alone takes ~12 ms to parse, too much for `explain`."""
+    path = KNOWLEDGE_DIR / f"{name}.toml"
+    return remember(f"table-{name}", stamp([path]), lambda: tomllib.loads(path.read_text(encoding="utf-8")))
 
 
 @cache
