@@ -11,24 +11,12 @@ import re
 
 from forensics.diagnose.evidence import lines_between
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
+from forensics.knowledge import table
 from forensics.knowledge.matcher import Claim
 from forensics.records import Evidence, Finding, ParsedLog, SourceLine
 
-# The documented naming scheme NCC_<class><component><index> (reference/log-formats.md §12).
+# The documented naming scheme NCC_<class><component><index>; what the letters mean is in knowledge/codes.toml.
 _CODE_PARTS = re.compile(r"^NCC_(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
-_CLASS_MEANING = {
-    "E": "E = a user-actionable error: the model, flags or environment need a change",
-    "I": "I = an internal compiler error: a compiler bug or an unhandled case, worth a bug report",
-    "W": "W = a warning",
-}
-_COMPONENTS = {
-    "ARG": "command-line arguments", "BIR": "BIR (backend IR) code generation and verification",
-    "BVF": "backend verification", "HCA": "HLO custom calls", "MOD": "module checks", "OOM": "memory limits",
-    "SFH": "frontend HLO", "SPP": "data types", "UOC": "operator support", "VRF": "the HLO verifier",
-    "XSP": "memory", "XTP": "instruction limits", "TEN": "the tensorizer", "XLV": "the LNC verifier",
-    "NLA": "legalization / unhandled exceptions", "LLC": "low-level codegen", "XCG": "code generation / ISA checks",
-    "GCA": "the register allocator", "TRF": "TritiumFusion", "NKI": "NKI kernel validation", "CFG": "configuration",
-}
 
 
 # Error levels as each producer spells them: compiler/NRT words, glog letters, logrus (neuron-profile) stems.
@@ -40,8 +28,9 @@ def explain_code(code: str) -> str:
     parts = _CODE_PARTS.match(code)
     if not parts:
         return f"{code} is a legacy or tool-specific code; no catalogue entry knows it yet."
-    klass = _CLASS_MEANING.get(parts["klass"] or "", "no class letter")
-    component = _COMPONENTS.get(parts["component"], f"component {parts['component']} (undocumented)")
+    naming = table("codes")
+    klass = naming["classes"].get(parts["klass"] or "", "no class letter")
+    component = naming["components"].get(parts["component"], f"component {parts['component']} (undocumented)")
     return f"{code}: {klass}; raised by {component}; index {parts['index']}."
 
 
