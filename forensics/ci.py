@@ -78,14 +78,12 @@ def analyze_inputs(specs: list[str], pattern: str = "*", kb_dirs: Sequence[Path 
 
 def render_to(analyses: list[Analysis], request: FormatRequest, env: Mapping[str, str], color: bool = False) -> str:
     """The text of one format; `github` also appends its job summary to $GITHUB_STEP_SUMMARY when set."""
-    if request.name != "github":
-        return render(analyses, request.name, color=color)
-    from forensics.render.github import render_github
+    text = render(analyses, request.name, color=color)
+    if request.name == "github" and (summary_file := env.get("GITHUB_STEP_SUMMARY")):
+        from forensics.render.github import render_summary
 
-    commands, summary = render_github(analyses)
-    if summary_file := env.get("GITHUB_STEP_SUMMARY"):
-        write_file(summary_file, summary + "\n", append=True)
-    return commands
+        write_file(summary_file, render_summary(analyses) + "\n", append=True)
+    return text
 
 
 def open_output(file: str | Path, mode: str = "w") -> IO:

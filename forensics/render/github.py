@@ -52,21 +52,28 @@ def _clip_summary(markdown: str) -> str:
     return kept + "\n\n*(cut at GitHub's 1 MiB job-summary limit: write the whole explanation with `--format markdown=FILE`)*\n"
 
 
-def render_github(analyses: list[Analysis]) -> tuple[str, str]:
-    """The workflow commands for the log, and the Markdown for the job summary."""
-    groups = group_findings(analyses)
-    shown, rest = groups[:MAX_ANNOTATIONS], groups[MAX_ANNOTATIONS:]
-    commands = [annotation(group) for group in shown]
-    summary = [render_markdown(analyses, groups)]
-    if rest:
+def render_commands(analyses: list[Analysis], groups: list[FailureGroup] | None = None) -> str:
+    """The workflow commands: an annotation per failure group, up to GitHub's limit, then how many were left out."""
+    groups = group_findings(analyses) if groups is None else groups
+    commands = [annotation(group) for group in groups[:MAX_ANNOTATIONS]]
+    if rest := groups[MAX_ANNOTATIONS:]:
         commands.append(f"nforensics: {len(rest)} more failure group(s) not annotated (GitHub shows {MAX_ANNOTATIONS}); see the job summary.")
+    return "".join(command + "\n" for command in commands)
+
+
+def render_summary(analyses: list[Analysis], groups: list[FailureGroup] | None = None) -> str:
+    """The Markdown for the job summary ($GITHUB_STEP_SUMMARY): every group, the ones not annotated listed last."""
+    groups = group_findings(analyses) if groups is None else groups
+    summary = [render_markdown(analyses, groups)]
+    if rest := groups[MAX_ANNOTATIONS:]:
         summary += [f"## Not annotated (GitHub shows {MAX_ANNOTATIONS} per step)", ""]
         summary += [
             f"- {cell(g.finding.title)} ({g.finding.code or g.finding.signature}), seen {g.count}×" for g in rest
         ]
-    return "".join(command + "\n" for command in commands), _clip_summary("\n".join(summary))
+    return _clip_summary("\n".join(summary))
 
 
-def render_commands(analyses: list[Analysis]) -> str:
-    """Only the workflow commands (the job summary is written by the caller that knows the environment)."""
-    return render_github(analyses)[0]
+def render_github(analyses: list[Analysis]) -> tuple[str, str]:
+    """The workflow commands for the log, and the Markdown for the job summary."""
+    groups = group_findings(analyses)
+    return render_commands(analyses, groups), render_summary(analyses, groups)
