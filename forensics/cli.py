@@ -187,7 +187,7 @@ def neff_show(
 ) -> None:
     """Header, hash, compiler, target, subgraphs, features, tables of a NEFF. Writes nothing unless --extract."""
     from forensics.artifacts.neff import extract_neff, read_neff
-    from forensics.artifacts.tables import check_format, render_artifact
+    from forensics.render.artifacts import check_format, render_artifact
 
     check_format(format)
     report = read_neff(file, device=device)
@@ -204,7 +204,7 @@ def neff_diff(
 ) -> None:
     """What changed between two NEFFs: compiler, target, features, subgraphs, tables, sizes."""
     from forensics.artifacts.neff import diff_neffs
-    from forensics.artifacts.tables import render_artifact
+    from forensics.render.artifacts import render_artifact
 
     sys.stdout.write(render_artifact(diff_neffs(a, b), format, color=sys.stdout.isatty()))
 
@@ -219,7 +219,7 @@ def cache(
 ) -> None:
     """List compile-cache entries: compiler, MODULE, flags, state (done/failed/incomplete), size, age. Read-only."""
     from forensics.artifacts.cache import cache_root, scan_cache
-    from forensics.artifacts.tables import check_format, render_artifact
+    from forensics.render.artifacts import check_format, render_artifact
 
     check_format(format)
     root, root_from = cache_root(directory)
@@ -243,7 +243,7 @@ def nki(
 ) -> None:
     """Facts from NKI kernel source (Python ast, nothing imported): matmuls, buffers, grids, calls per graph."""
     from forensics.artifacts.nki_source import read_nki_source
-    from forensics.artifacts.tables import render_artifact
+    from forensics.render.artifacts import render_artifact
 
     sys.stdout.write(render_artifact(read_nki_source(file), format, color=sys.stdout.isatty()))
 

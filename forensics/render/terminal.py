@@ -17,6 +17,12 @@ from forensics.render.markdown import fixed_in_text
 _WIDTH = 110
 
 
+def capture_console(buffer: io.StringIO, color: bool) -> Console:
+    """A console printing into `buffer` at a fixed width (same text on any terminal or pipe); ANSI colour
+    only when `color`, and no automatic highlighting of numbers and paths."""
+    return Console(file=buffer, force_terminal=color, no_color=not color, width=_WIDTH, highlight=False)
+
+
 def _where(finding: Finding) -> Table:
     table = Table.grid(padding=(0, 1))
     table.add_column(style="dim", justify="right")
@@ -96,7 +102,7 @@ def _finding_panel(finding: Finding, source: str) -> Panel:
 
 def render_text(analyses: Sequence[Analysis], *, color: bool) -> str:
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=color, no_color=not color, width=_WIDTH, highlight=False)
+    console = capture_console(buffer, color)
     explained: dict[str, str] = {}  # fingerprint -> the input whose panel explained it
     for analysis in analyses:
         if not analysis.findings:

@@ -6,14 +6,14 @@ import io
 import json
 from collections.abc import Callable
 
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from forensics.artifacts.models import CacheReport, KernelFacts, NeffDiff, NeffReport, NkiReport
 from forensics.errors import InputError
+from forensics.render.terminal import capture_console
 
-_WIDTH = 110
 Report = NeffReport | NeffDiff | CacheReport | NkiReport
 
 
@@ -28,7 +28,7 @@ def render_artifact(report: Report, format: str, *, color: bool = False, extra: 
     if format == "json":
         return report.model_dump_json(indent=2) + "\n"
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=color, no_color=not color, width=_WIDTH, highlight=False)
+    console = capture_console(buffer, color)
     for part in _TEXT[type(report)](report):
         console.print(part)
     return buffer.getvalue() + extra
