@@ -107,6 +107,8 @@ class _Log:
 
 
 def make_report(options: ReportOptions) -> Report:
+    if options.hlo and not options.bundle:
+        raise InputError("--hlo goes into a bundle: add --bundle DIR")
     if options.format not in ("markdown", "json"):
         raise InputError(f"unknown report format {options.format!r}: use markdown or json")
     # Every input is checked before the analysis, which can take a while on a large log.
@@ -147,6 +149,14 @@ def make_report(options: ReportOptions) -> Report:
     if options.bundle:
         _write_bundle(Path(options.bundle), options, log, report_input, report, redactor)
     return report
+
+
+def stdout_text(report: Report, options: ReportOptions, output: str | None) -> str:
+    """What `nforensics report` prints: with --url (Markdown) the link alone, else the report unless
+    --output took it."""
+    if report.url is not None and options.format == "markdown":
+        return report.url.url + "\n"
+    return "" if output else report.text
 
 
 def write_report_file(report: Report, output: str | None, log_spec: str) -> list[str]:

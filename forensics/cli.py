@@ -99,22 +99,16 @@ def report(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report here instead of stdout."),
 ) -> None:
     """Write a bug report for aws-neuron/aws-neuron-sdk, shaped like its issue form, redacted, offline."""
-    from forensics.bundle import ReportOptions, make_report, write_report_file
+    from forensics.bundle import ReportOptions, make_report, stdout_text, write_report_file
 
-    if hlo and not bundle:
-        raise InputError("--hlo goes into a bundle: add --bundle DIR")
-    result = make_report(
-        ReportOptions(
-            log=file, instance=instance, repro=repro, url=url, bundle=bundle, hlo=hlo, redact=not no_redact,
-            env_here=env_here, journal=journal, format=format,
-        )
+    options = ReportOptions(
+        log=file, instance=instance, repro=repro, url=url, bundle=bundle, hlo=hlo, redact=not no_redact,
+        env_here=env_here, journal=journal, format=format,
     )
+    result = make_report(options)
     for line in write_report_file(result, output, file):
         sys.stderr.write(f"nforensics: {line}\n")
-    if output is None and not (url and format == "markdown"):
-        sys.stdout.write(result.text)
-    if url and format == "markdown":
-        sys.stdout.write(result.url.url + "\n")
+    sys.stdout.write(stdout_text(result, options, output))
 
 
 @app.command()
@@ -122,10 +116,10 @@ def env(format: str = typer.Option("text", "--format", "-f", help="text or json.
     """Probe this machine like collect_env: OS, Python, Neuron compiler, tools and packages. Offline."""
     from forensics.envprobe import probe
     from forensics.redact import Redactor
+    from forensics.render import check_format
     from forensics.render.report import render_probe
 
-    if format not in ("text", "json"):
-        raise InputError(f"unknown format {format!r}: use text or json")
+    check_format(format)
     sys.stdout.write(render_probe(probe(), format, Redactor()))
 
 
@@ -142,10 +136,10 @@ def codes(
     import shutil
 
     from forensics.knowledge import load_kb
+    from forensics.render import check_format
     from forensics.render.catalogue import lookup, render_entries, render_table, select
 
-    if format not in ("text", "json"):
-        raise InputError(f"unknown format {format!r}: use text or json")
+    check_format(format)
     knowledge = load_kb(kb)
     if key is None:
         listing = select(knowledge.signatures, component=component, prefix=prefix, status=status)
@@ -187,7 +181,8 @@ def neff_show(
 ) -> None:
     """Header, hash, compiler, target, subgraphs, features, tables of a NEFF. Writes nothing unless --extract."""
     from forensics.artifacts.neff import extract_neff, read_neff
-    from forensics.render.artifacts import check_format, render_artifact
+    from forensics.render import check_format
+    from forensics.render.artifacts import render_artifact
 
     check_format(format)
     report = read_neff(file, device=device)
@@ -218,22 +213,16 @@ def cache(
     format: str = typer.Option("text", "--format", "-f", help="text or json."),
 ) -> None:
     """List compile-cache entries: compiler, MODULE, flags, state (done/failed/incomplete), size, age. Read-only."""
-    from forensics.artifacts.cache import cache_root, scan_cache
-    from forensics.render.artifacts import check_format, render_artifact
+    from forensics.artifacts.cache import cache_root, diagnose_failed, scan_cache
+    from forensics.render import check_format
+    from forensics.render.artifacts import render_artifact
 
     check_format(format)
     root, root_from = cache_root(directory)
     report = scan_cache(root, root_from=root_from, failed_only=failed)
-    explanations = ""
     if failed:
-        from forensics.diagnose import analyze_path
-        from forensics.render import render
-
-        for entry in report.entries:
-            if entry.log:
-                entry.diagnosis = analyze_path(entry.log)
-                explanations += render([entry.diagnosis], "text") if format == "text" else ""
-    sys.stdout.write(render_artifact(report, format, color=sys.stdout.isatty(), extra=explanations))
+        diagnose_failed(report)
+    sys.stdout.write(render_artifact(report, format, color=sys.stdout.isatty()))
 
 
 @app.command()

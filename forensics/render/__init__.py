@@ -35,6 +35,12 @@ RENDERERS: dict[str, Callable[[Sequence[Analysis], bool], str]] = {
 }
 
 
+def check_format(format: str) -> None:
+    """For the commands that print text or JSON only (env, codes, neff, cache, nki)."""
+    if format not in ("text", "json"):
+        raise InputError(f"unknown format {format!r}: use text or json")
+
+
 def render(analyses: Sequence[Analysis], format: str, *, color: bool = False) -> str:
     try:
         renderer = RENDERERS[format]

@@ -11,19 +11,14 @@ from rich.table import Table
 from rich.text import Text
 
 from forensics.artifacts.models import CacheReport, KernelFacts, NeffDiff, NeffReport, NkiReport
-from forensics.errors import InputError
-from forensics.render.terminal import capture_console
+from forensics.render import check_format
+from forensics.render.terminal import capture_console, render_text
 
 Report = NeffReport | NeffDiff | CacheReport | NkiReport
 
 
-def check_format(format: str) -> None:
-    if format not in ("text", "json"):
-        raise InputError(f"unknown format {format!r}: use text or json")
-
-
-def render_artifact(report: Report, format: str, *, color: bool = False, extra: str = "") -> str:
-    """`extra` is appended to the text form (the explanations of failed cache entries)."""
+def render_artifact(report: Report, format: str, *, color: bool = False) -> str:
+    """The text form of a cache report ends with the explanation of each failed entry's log (`cache --failed`)."""
     check_format(format)
     if format == "json":
         return report.model_dump_json(indent=2) + "\n"
@@ -31,7 +26,7 @@ def render_artifact(report: Report, format: str, *, color: bool = False, extra: 
     console = capture_console(buffer, color)
     for part in _TEXT[type(report)](report):
         console.print(part)
-    return buffer.getvalue() + extra
+    return buffer.getvalue() + (_explanations(report) if isinstance(report, CacheReport) else "")
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -149,6 +144,10 @@ def _cache(report: CacheReport) -> list[RenderableType]:
     if report.ignored:
         parts.append(Text(f"ignored (not cache folders): {', '.join(report.ignored)}", style="dim"))
     return parts
+
+
+def _explanations(report: CacheReport) -> str:
+    return "".join(render_text([e.diagnosis], color=False) for e in report.entries if e.diagnosis)
 
 
 def _age(seconds: int) -> str:
