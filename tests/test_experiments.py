@@ -193,8 +193,7 @@ def test_usage_errors_are_one_line(tmp_path):
     ]
     for args, message in cases:
         result = cli(*args, "--journal", str(tmp_path / "j"), cwd=tmp_path)
-        assert result.returncode == 2, (args, result.stderr)
-        assert message in result.stderr and "Traceback" not in result.stderr
+        assert_clean_error(result.returncode, result.stderr, message)
 
 
 # ---------------------------------------------------------------- bisect

@@ -17,7 +17,7 @@ from forensics.errors import InputError
 from forensics.experiments import strategies
 from forensics.experiments.journal import Journal, export
 from forensics.experiments.oracle import EXIT_CODES, Expectation, expectation
-from forensics.experiments.plan import DEFAULT_TIMEOUT, ITEMS, Settings, Template, parse_assignment, settings
+from forensics.experiments.plan import DEFAULT_TIMEOUT, Settings, Template, parse_assignment, settings
 from forensics.experiments.runner import Experiment, LocalBackend, RunSpec, VariantResult, execute
 from forensics.render.experiments import ProgressBar, bisect_text, confirm_text, reduce_text, sweep_text
 
@@ -122,11 +122,6 @@ def _bisect(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutpu
 
 
 def _reduce(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput:
-    if not s.items:
-        raise InputError('reduce needs --items "A B C ..." (or items in the plan)')
-    if ITEMS not in s.template.placeholders():
-        raise InputError(f"reduce needs {{{ITEMS}}} in the command "
-                         f"(an argument exactly `{{{ITEMS}}}` expands to separate arguments)")
     result = strategies.reduce(exp, s.template, s.items, exp.backend.workers, _fixed(s))
     warnings = "".join(f"nforensics: warning: {w}\n" for w in result.warnings)
     code = 0 if result.minimal is not None else 1

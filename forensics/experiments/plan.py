@@ -213,6 +213,12 @@ def settings(
         base=str(base if not command else here),
     )
     item_list = shlex.split(items) if items is not None else _argv(spec.items)
+    if strategy == "reduce":  # checked before any run starts, so the error is the only line printed
+        if not item_list:
+            raise InputError('reduce needs --items "A B C ..." (or items in the plan)')
+        if ITEMS not in template.placeholders():
+            raise InputError(f"reduce needs {{{ITEMS}}} in the command "
+                             f"(an argument exactly `{{{ITEMS}}}` expands to separate arguments)")
     cases = [{k: str(v) for k, v in case.items()} for case in spec.cases]
     unused = ({*knob_values} | {k for c in cases for k in c}) - template.placeholders()
     if unused:
