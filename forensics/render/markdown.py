@@ -41,10 +41,12 @@ def heading(finding: Finding) -> str:
 
 
 def evidence_line(evidence: Evidence) -> str:
-    """`line N: `text` (note)`; evidence from an artifact (NEFF, kernel source) has no line to name."""
-    where = f"line {evidence.line}" if evidence.line else "artifact"
+    """`line N: `text` (note)`. A fact from the finding's fields or an artifact (NEFF, kernel source) has no
+    line to name: its note says what held."""
+    if not evidence.line:
+        return evidence.note or evidence.text.strip()
     note = f" ({evidence.note})" if evidence.note else ""
-    return f"{where}: {code_span(evidence.text.strip())}{note}"
+    return f"line {evidence.line}: {code_span(evidence.text.strip())}{note}"
 
 
 def hypothesis_lines(hypotheses: list[Hypothesis]) -> list[str]:
