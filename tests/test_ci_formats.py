@@ -504,3 +504,12 @@ def test_docs_schema_is_current():
     schema = json.loads(SCHEMA_DOC.read_text())
     assert {"Analysis", "AnalysisSet", "Finding", "FailureGroupRecord"} <= set(schema["$defs"])
     assert "schema_version" in schema["$defs"]["Analysis"]["properties"]
+
+
+def test_markdown_names_facts_without_a_line_by_what_held():
+    """Hypothesis evidence from the finding's fields or an artifact has no input line: Markdown states the
+    fact instead of printing `line None`."""
+    log = SAMPLE_LOGS / "ncc_eoom001_batch_too_large_trn2.log"
+    out = run_cli_text("explain", str(log), "-f", "markdown").stdout
+    assert "line None" not in out
+    assert "   - the scratchpad part alone is 8 GB or more\n" in out

@@ -9,6 +9,7 @@ deliberate change, and review the diff).
 from __future__ import annotations
 
 import difflib
+import gzip
 import json
 import os
 import re
@@ -19,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from conftest import REPO, SAMPLE_LOGS, assert_clean_error, cli
+from conftest import REPO, SAMPLE_LOGS, assert_clean_error, cli, run_cli
 from forensics.records import Environment, Workaround
 from forensics.render.report import FIELDS, LEGACY_FIELDS, URL_LIMIT, URL_POINTER, already_applied
 from test_redact import PLANTED_LOG, SECRETS, assert_no_secret
@@ -310,3 +311,24 @@ def test_inputs_are_checked_before_anything_is_written(planted):
     result = cli("report", "job.log", "--bundle", "b", "--hlo", "absent.pb")
     assert result.returncode == 2 and "HLO absent.pb: cannot read" in result.stderr
     assert not (planted / "b").exists()
+
+
+def test_gzipped_stdin_is_reported_like_explain_reads_it():
+    """report reads standard input through the same ingest as explain: gzip included."""
+    packed = gzip.compress((SAMPLE_LOGS / "seed000_ncc_ixlv002_sendrecv_twice.log").read_bytes())
+    result = run_cli("report", "-", input=packed)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().startswith("# [Bug] NCC_IXLV002: ")
+
+
+def test_output_file_in_a_new_folder_is_created(tmp_path):
+    target = tmp_path / "reports" / "today" / "bug.md"
+    result = run_cli("report", str(SAMPLE_LOGS / "seed003_ncc_inla001_xla_use_bf16.log"), "-o", str(target))
+    assert result.returncode == 0, result.stderr
+    assert target.read_text().startswith("# [Bug] NCC_INLA001: ")
+
+
+def test_legacy_code_is_named_once_in_the_title():
+    result = run_cli("report", str(SAMPLE_LOGS / "xtp002_instructions_over_threshold.log"))
+    title = result.stdout.decode().splitlines()[0]
+    assert title.count("XTP002") == 1, title
