@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import tomllib
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
@@ -20,6 +20,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from forensics.errors import InputError
 from forensics.experiments.runner import Variant
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 (Neuron DLAMI venvs)
+    import tomli as tomllib
 
 ITEMS = "items"  # the placeholder `reduce` fills
 _ITEMS_ARG = f"{{{ITEMS}}}"  # an argv item exactly this expands to the items as separate arguments

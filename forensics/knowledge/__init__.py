@@ -4,7 +4,7 @@ the tables of knowledge kept beside it (releases.toml, codes.toml)."""
 from __future__ import annotations
 
 import re
-import tomllib
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -18,6 +18,11 @@ from pydantic import ValidationError
 from forensics.errors import InputError
 from forensics.knowledge.disk_cache import remember, stamp
 from forensics.knowledge.schema import Signature
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 (Neuron DLAMI venvs)
+    import tomli as tomllib
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
