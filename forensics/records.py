@@ -10,10 +10,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1 adds tier, family, confidence and wrapped_by to findings
 
 Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
 Severity = Literal["error", "warning", "note"]
+# How a finding was recognised, most certain first: a catalogue signature, a family recognised by structure
+# or by a code's component letters, a resemblance to known cases only, or a fallback that explains the parts.
+Tier = Literal["exact", "family", "similar", "generic"]
+TIER_RANK: dict[str, int] = {"exact": 0, "family": 1, "similar": 2, "generic": 3}
+FrameSyntax = Literal["python", "ipython", "native", "torchscript"]
+OutcomeKind = Literal["killed", "segfault", "abort", "signal", "hang"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "note": 2}  # most severe first
 
 
@@ -115,6 +121,38 @@ class Frame(Record):
     file: str
     lineno: int | None = None
     function: str | None = None
+    syntax: FrameSyntax = "python"
+    line: int | None = None  # input line of the frame
+
+
+class StackTrace(Record):
+    """Frames outside a Python traceback: a native `#N 0x.. in symbol (/path/x.so)` backtrace or
+    TorchScript `path(line): fn` frames, one stack per run of consecutive frame lines."""
+
+    line: int
+    end_line: int
+    syntax: FrameSyntax
+    frames: list[Frame] = Field(default_factory=list)
+
+
+class ProcessOutcome(Record):
+    """How a process ended, read from the shape of the log rather than a message: a bare `Killed`, a
+    dmesg OOM-kill line, a signal, or (kind "hang") a log that ends inside an operation it opened."""
+
+    line: int
+    kind: OutcomeKind
+    text: str
+    process: str | None = None  # the process named (neuronx-cc, python), when the line names one
+    signal: int | None = None
+    operation: str | None = None  # for hangs: compile | load | collectives | execute
+
+
+class ApiCall(Record):
+    """One record of the NRT API trace (`NRT:nrt_load API:IN: (...)` / `API:OUT`)."""
+
+    line: int
+    api: str
+    phase: Literal["IN", "OUT"]
 
 
 class PythonTraceback(Record):
@@ -149,6 +187,9 @@ class ParsedLog(Record):
     exits: list[ExitStatus] = Field(default_factory=list)
     nrt_statuses: list[NrtStatus] = Field(default_factory=list)
     tracebacks: list[PythonTraceback] = Field(default_factory=list)
+    stacks: list[StackTrace] = Field(default_factory=list)
+    outcomes: list[ProcessOutcome] = Field(default_factory=list)
+    api_calls: list[ApiCall] = Field(default_factory=list)
     environment: Environment = Field(default_factory=Environment)
     truncated: bool = False  # record caps were hit on a huge input
 
@@ -210,6 +251,11 @@ class Finding(Record):
     evidence: list[Evidence] = Field(default_factory=list)
     fixed_in: FixedIn | None = None
     envelope: bool = False  # wraps a root cause reported by another finding ([F134], exit 70)
+    tier: Tier = "exact"
+    family: str | None = None  # the family id (knowledge/families/) this finding belongs to
+    confidence: float = 0.9  # how sure the recognition is (0-1), from how it matched: not a probability of the cause
+    wrapped_by: list[Evidence] = Field(default_factory=list)  # envelopes folded into this finding (exit 70, ...)
+    hypotheses_undetermined: bool = False  # no evidence in the input favours one hypothesis over another
 
 
 class Analysis(Record):

@@ -12,16 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.diagnose.evidence import Facts, lines_between, rank_hypotheses
+from forensics.diagnose.families import FamilyHit, detect_families
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from forensics.diagnose.generic import generic_findings
 from forensics.diagnose.versions import resolve_fixed_in
 from forensics.ingest import read_lines, text_lines
 from forensics.knowledge import KnowledgeBase, compiled, load_kb
 from forensics.knowledge.matcher import Claim, match
-from forensics.knowledge.schema import Signature
+from forensics.knowledge.schema import Family, Signature
 from forensics.parse import assemble
 from forensics.records import (
     SEVERITY_RANK,
+    TIER_RANK,
     Analysis,
     Evidence,
     Finding,
@@ -72,18 +74,94 @@ def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts
     return diagnose(log, retained, kb or load_kb(), known)
 
 
+# How sure an exact recognition is, by what matched: a printed code or status, or the wording.
+_CLAIM_CONFIDENCE = {"code": 0.95, "status": 0.9, "pattern": 0.85, "template": 0.7}
+
+
 def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, facts: Facts) -> Analysis:
     claims = match(kb, log, retained)
     findings = [_finding(group, log, retained, facts) for group in _by_signature(claims)]
-    findings += generic_findings(log, retained, claims, has_specific=bool(findings))
-    findings.sort(key=_rank)
+    claimed = {n for c in claims for n in range(c.line, c.end_line + 1)}
+    families = _family_findings(_unexplained(detect_families(kb, log, retained), findings, claimed), log, retained, facts)
+    covered = claimed | {e.line for f in families for e in f.evidence if e.line}
+    findings += families
+    findings += generic_findings(log, retained, covered, has_specific=bool(findings))
+    findings = _fold_envelopes(sorted(findings, key=_rank))
     return Analysis.model_construct(source=log.source, findings=findings, environment=log.environment,
                     total_lines=log.total_lines, truncated=log.truncated)
 
 
 def _rank(finding: Finding) -> tuple:
     first_line = finding.evidence[0].line if finding.evidence else 0
-    return (finding.generic, finding.envelope, SEVERITY_RANK[finding.severity], first_line)
+    return (TIER_RANK[finding.tier], finding.envelope, SEVERITY_RANK[finding.severity], first_line)
+
+
+def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int]) -> list[FamilyHit]:
+    """Family hits that say something the exact findings do not: not a family an exact finding already
+    refines, not lines exact findings already hold. Of the rest, one per component (one failure, one
+    finding): the most confident, the earliest on a tie, with the others' lines and fields added."""
+    refined = {f.family for f in findings}
+    kept: dict[str, FamilyHit] = {}
+    for hit in sorted(hits, key=lambda h: (-h.confidence, h.lines[:1])):
+        if hit.family.id in refined or (hit.lines and set(hit.lines) <= claimed):
+            continue
+        holder = kept.get(hit.family.component)
+        if holder is None:
+            kept[hit.family.component] = hit
+        elif not hit.family.envelope and not holder.family.envelope:
+            holder.lines = sorted(set(holder.lines) | set(hit.lines))
+            holder.fields = holder.fields | hit.fields
+        else:
+            kept[f"{hit.family.component}:{hit.family.id}"] = hit
+    return list(kept.values())
+
+
+def _family_findings(hits: list[FamilyHit], log: ParsedLog, retained: list[SourceLine], facts: Facts) -> list[Finding]:
+    findings = []
+    for hit in hits:
+        family = hit.family
+        evidence = [e for n in hit.lines for e in lines_between(retained, n, n)] or [
+            Evidence.model_construct(line=n, text="") for n in hit.lines]
+        summary = next((e.text.strip() for e in evidence if e.text.strip()), family.summary)
+        finding = _from_knowledge(family, family.id, summary, hit.fields, evidence, log)
+        finding.tier, finding.family, finding.confidence = "family", family.id, hit.confidence
+        finding.fingerprint = fingerprint(family.id, summary, str(hit.fields.get("stage") or hit.fields.get("code") or ""))
+        finding.code = str(hit.fields["code"]) if "code" in hit.fields else None
+        finding.hypotheses = rank_hypotheses(family.hypotheses, finding, log.environment, retained, facts)
+        finding.hypotheses_undetermined = _undetermined(finding)
+        findings.append(finding)
+    return findings
+
+
+def _from_knowledge(entry: Signature | Family, signature_id: str, summary: str, fields: dict[str, object],
+                    evidence: list[Evidence], log: ParsedLog) -> Finding:
+    return Finding.model_construct(
+        code=None, signature=signature_id, title=entry.title, component=entry.component, severity=entry.severity,
+        summary=summary, meaning=_prose(entry.meaning), fields=fields, fingerprint="",
+        fingerprint_version=FINGERPRINT_VERSION,
+        workarounds=[Workaround.model_construct(**dict(w)) for w in entry.workarounds],
+        references=[Reference.model_construct(**dict(r)) for r in entry.references],
+        evidence=evidence, envelope=entry.envelope if isinstance(entry, Family) else entry.match.envelope,
+        wrapped_by=[], hypotheses_undetermined=False, generic=False, fixed_in=None,
+    )
+
+
+def _undetermined(finding: Finding) -> bool:
+    """No evidence in the input lifts one hypothesis over another: the order would be the file's, not the log's."""
+    ranked = finding.hypotheses
+    return len(ranked) > 1 and not any(h.evidence for h in ranked) and ranked[0].score == ranked[1].score
+
+
+def _fold_envelopes(findings: list[Finding]) -> list[Finding]:
+    """An envelope (a wrapper's exit status or "compilation failed") is one line under the failure it wraps."""
+    roots = [f for f in findings if not f.envelope and f.tier != "generic"]
+    if not roots:
+        return findings
+    primary = roots[0]
+    for envelope in (f for f in findings if f.envelope):
+        line = envelope.evidence[0].line if envelope.evidence else None
+        primary.wrapped_by.append(Evidence.model_construct(line=line, text=envelope.title, note=envelope.signature))
+    return [f for f in findings if not f.envelope]
 
 
 def _fields(signature: Signature, claim: Claim, input_matches: list[dict[str, str | None] | None]) -> dict[str, object]:
@@ -141,24 +219,14 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
         seen.update(e.line for e in cited)
     evidence.sort(key=lambda e: e.line or 0)
     summary = claim.message.strip() or signature.summary
-    finding = Finding.model_construct(
-        code=claim.printed_code or signature.code,
-        signature=signature.id,
-        title=signature.title,
-        component=signature.component,
-        severity=signature.severity,
-        summary=summary,
-        meaning=_prose(signature.meaning),
-        fields=fields,
-        fingerprint=fingerprint(signature.id, claim.message, compiler_pass(claim.message, fields)),
-        fingerprint_version=FINGERPRINT_VERSION,
-        workarounds=[Workaround.model_construct(**dict(w)) for w in signature.workarounds],
-        references=[Reference.model_construct(**dict(r)) for r in signature.references],
-        evidence=evidence,
-        fixed_in=resolve_fixed_in(signature.fixed_in, log.environment) if signature.fixed_in else None,
-        envelope=signature.match.envelope,
-    )
+    finding = _from_knowledge(signature, signature.id, summary, fields, evidence, log)
+    finding.code = claim.printed_code or signature.code
+    finding.fingerprint = fingerprint(signature.id, claim.message, compiler_pass(claim.message, fields))
+    finding.fixed_in = resolve_fixed_in(signature.fixed_in, log.environment) if signature.fixed_in else None
+    finding.tier, finding.family = "exact", signature.family
+    finding.confidence = max(_CLAIM_CONFIDENCE[c.how] for c in claims)
     finding.hypotheses = rank_hypotheses(signature.hypotheses, finding, log.environment, retained, facts)
+    finding.hypotheses_undetermined = _undetermined(finding)
     return finding
 
 

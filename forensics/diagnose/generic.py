@@ -12,7 +12,6 @@ import re
 from forensics.diagnose.evidence import lines_between
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
 from forensics.knowledge import table
-from forensics.knowledge.matcher import Claim
 from forensics.records import Evidence, Finding, ParsedLog, SourceLine
 
 # The documented naming scheme NCC_<class><component><index>; what the letters mean is in knowledge/codes.toml.
@@ -39,14 +38,15 @@ def _generic(code: str | None, key: str, title: str, component: str, summary: st
     evidence = lines_between(retained, line, end_line)
     return Finding.model_construct(
         code=code, signature=f"generic-{key}", title=title, component=component, summary=summary,
-        meaning=meaning, generic=True, fingerprint=fingerprint(code or key, summary),
+        meaning=meaning, generic=True, tier="generic", confidence=0.2, wrapped_by=[], hypotheses_undetermined=False,
+        fingerprint=fingerprint(code or key, summary),
         fingerprint_version=FINGERPRINT_VERSION,
         evidence=evidence or [Evidence.model_construct(line=line, text=summary)],
     )
 
 
-def generic_findings(log: ParsedLog, retained: list[SourceLine], claims: list[Claim], has_specific: bool) -> list[Finding]:
-    claimed = {n for c in claims for n in range(c.line, c.end_line + 1)}
+def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[int], has_specific: bool) -> list[Finding]:
+    """Fallbacks for what no signature or family explains; `claimed` holds the lines those already cover."""
     findings = [
         _generic(d.code, "coded-diagnostic", f"Unrecognised compiler diagnostic {d.code}",
                  "compiler", d.message or d.code, explain_code(d.code), d.line, d.end_line, retained)

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from forensics.errors import InputError
 from forensics.knowledge.disk_cache import remember, stamp
-from forensics.knowledge.schema import Signature
+from forensics.knowledge.schema import Family, Signature
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
 BUILTIN_DIR = KNOWLEDGE_DIR / "signatures"
+FAMILIES_DIR = KNOWLEDGE_DIR / "families"
+SCHEMA_FILE = KNOWLEDGE_DIR / "schema.py"  # a cached catalogue is stale when the models it was built with change
 ENTRY_POINT_GROUP = "nforensics.signatures"  # installed packs: each entry point names a folder of TOML files
 
 
@@ -39,6 +41,7 @@ class KnowledgeBase:
     # The signatures that match NRT status names / compiler exit codes, highest priority first.
     by_status: tuple[Signature, ...] = ()
     by_exit_code: tuple[Signature, ...] = ()
+    families: dict[str, Family] = field(default_factory=dict)  # id -> family, in file-name order
 
     def get(self, key: str) -> Signature | None:
         """A signature by id or by code (case-insensitive), as `nforensics codes KEY` looks it up."""
@@ -65,7 +68,7 @@ def compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-def _load_file(path: Path) -> Signature:
+def _load_file(path: Path, model: type[Signature] | type[Family] = Signature) -> Any:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -73,7 +76,7 @@ def _load_file(path: Path) -> Signature:
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        return Signature.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
@@ -84,10 +87,16 @@ def _load_dir(directory: Path) -> list[Signature]:
     if not directory.is_dir():
         raise InputError(f"{directory}: signature pack folder not found")
     paths = sorted(directory.glob("*.toml"))
-    return remember("signatures", stamp([directory, *paths]), lambda: [_load_file(path) for path in paths])
+    return remember("signatures", stamp([directory, *paths, SCHEMA_FILE]), lambda: [_load_file(path) for path in paths])
 
 
-def build(signatures: Iterable[Signature]) -> KnowledgeBase:
+def _load_families() -> dict[str, Family]:
+    paths = sorted(FAMILIES_DIR.glob("*.toml"))
+    families = remember("families", stamp([FAMILIES_DIR, *paths, SCHEMA_FILE]), lambda: [_load_file(p, Family) for p in paths])
+    return {family.id: family for family in families}
+
+
+def build(signatures: Iterable[Signature], families: dict[str, Family] | None = None) -> KnowledgeBase:
     ordered: dict[str, Signature] = {}
     for signature in signatures:
         ordered[signature.id] = signature  # a later pack overrides a built-in signature with the same id
@@ -100,6 +109,7 @@ def build(signatures: Iterable[Signature]) -> KnowledgeBase:
         by_code={code: _by_priority(s) for code, s in by_code.items()},
         by_status=_by_priority(s for s in ordered.values() if s.match.nrt_statuses),
         by_exit_code=_by_priority(s for s in ordered.values() if s.match.exit_codes),
+        families=families if families is not None else _load_families(),
     )
 
 

@@ -31,6 +31,7 @@ class Claim:
     message: str
     diagnostic: Diagnostic | None = None
     printed_code: str | None = None
+    how: str = "pattern"  # code | status | pattern | template: how sure the recognition is follows from it
 
 
 def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
@@ -40,7 +41,7 @@ def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
             if signature.match.message and not compiled(signature.match.message).search(diagnostic.message):
                 continue
             claims.append(Claim(signature, diagnostic.line, diagnostic.end_line, diagnostic.message,
-                                diagnostic, diagnostic.code))
+                                diagnostic, diagnostic.code, how="code"))
             break  # by_code is sorted by priority: the first that fits is the best
     return claims
 
@@ -77,16 +78,56 @@ def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]
                 if key(signature, record):
                     index = by_line.get(record.line)
                     end_line, text = _block(retained, index) if index is not None else (record.line, "")
-                    claims.append(Claim(signature, record.line, end_line, text))
+                    claims.append(Claim(signature, record.line, end_line, text, how="status"))
                     break
     return claims
 
 
+# Recognition order (docs/architecture.md): what the input printed (a code, then a status) beats wording.
+HOW_RANK = {"code": 0, "status": 1, "pattern": 2, "template": 3}
+
+
+def _printed_facts(log: ParsedLog) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+    codes: dict[int, set[str]] = {}
+    for diagnostic in log.diagnostics:
+        codes.setdefault(diagnostic.line, set()).add(diagnostic.code.upper())
+    statuses: dict[int, set[str]] = {}
+    for status in log.nrt_statuses:
+        if status.name:
+            statuses.setdefault(status.line, set()).add(status.name)
+    return codes, statuses
+
+
+_SCHEME_CODE = re.compile(r"^[EIW]?([A-Z]{3}\d{3})$")
+
+
+def _code_key(code: str) -> str:
+    """NCC_ITEN404, ITEN404 and TEN404 name one diagnostic: compare on component letters and index."""
+    bare = code.upper().removeprefix("NCC_")
+    scheme = _SCHEME_CODE.match(bare)
+    return scheme.group(1) if scheme else bare
+
+
+def _contradicted(claim: Claim, codes: dict[int, set[str]], statuses: dict[int, set[str]]) -> bool:
+    """A wording claim on a line whose printed code or status names another failure: the printed fact wins."""
+    if claim.how in ("code", "status"):
+        return False
+    match_spec = claim.signature.match
+    known = {_code_key(c) for c in [*match_spec.codes, *claim.signature.aliases, *filter(None, [claim.signature.code])]}
+    printed = {_code_key(c) for c in codes.get(claim.line, ())}
+    if known and printed and not known & printed:
+        return True
+    shown = statuses.get(claim.line, set())
+    return bool(match_spec.nrt_statuses and shown and not shown & set(match_spec.nrt_statuses))
+
+
 def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
-    """Accepted claims, highest priority first; a lower claim overlapping another signature's is dropped."""
-    candidates = _code_claims(kb, log) + _pattern_claims(kb, retained) + _status_claims(kb, log, retained)
-    # Priority first; at equal priority a code match (it knows the printed code) beats a pattern match.
-    candidates.sort(key=lambda c: (-c.signature.match.priority, c.diagnostic is None, c.line))
+    """Accepted claims in recognition order; a later claim overlapping another signature's is dropped."""
+    codes, statuses = _printed_facts(log)
+    candidates = [c for c in _code_claims(kb, log) + _pattern_claims(kb, retained) + _status_claims(kb, log, retained)
+                  if not _contradicted(c, codes, statuses)]
+    # Printed facts first, then priority within a kind (specificity: the catalogue's order of signatures).
+    candidates.sort(key=lambda c: (HOW_RANK[c.how], -c.signature.match.priority, c.line))
     accepted: list[Claim] = []
     holder: dict[int, str] = {}  # line -> the signature whose accepted claims cover it (one, by construction)
     starts: set[int] = set()  # first lines of accepted claims

@@ -158,6 +158,7 @@ class Signature(Strict):
     """One known failure."""
 
     id: str
+    family: str | None = None  # the family it refines (knowledge/families/<id>.toml); every built-in names one
     code: str | None = None  # the upstream code as printed, when there is one
     aliases: list[str] = Field(default_factory=list)  # other codes for the same failure (legacy TEN404)
     title: str
@@ -174,6 +175,7 @@ class Signature(Strict):
     references: list[ReferenceSpec] = Field(default_factory=list)
     fixed_in: FixedInSpec | None = None
     sample_log: str  # file name under sample_logs/
+    near_miss: str | None = None  # a neighbour's sample log (sample_logs/) this signature must not claim
     test: SignatureTest = Field(default_factory=SignatureTest)
 
     @field_validator("id")
@@ -195,4 +197,100 @@ class Signature(Strict):
         hypothesis_ids = {h.id for h in self.hypotheses}
         if self.test.top_hypothesis and self.test.top_hypothesis not in hypothesis_ids:
             raise ValueError(f"[test].top_hypothesis {self.test.top_hypothesis!r} is not a hypothesis id")
+        return self
+
+
+# ---------------------------------------------------------------- families
+
+Outcome = Literal["killed", "segfault", "abort", "signal", "hang"]
+Operation = Literal["compile", "load", "collectives", "execute"]
+Structure = Literal["ice_banner", "bir_block", "compiler_assertion", "cache_replay"]
+
+
+class Detect(Strict):
+    """One structural rule of a family. Every selector given must hold somewhere in the input (AND); a
+    family is recognised when any one of its rules holds (OR). Selectors read records, not wording, except
+    `words`, whose groups must co-occur on one failure line (a line that reads like an error).
+
+    - `code_components`: the component letters of a printed code, NCC_<class><COMPONENT><index> or the
+      legacy bare form (BIR243, TEN404); `code_classes` narrows to class letters (I, E, W).
+    - `nrt_statuses`: NRT status names as printed or aliased (NRT_EXEC_OOB, NERR_RESOURCE -> NRT_RESOURCE).
+    - `runtime_heads`: regexes on an error-level runtime record head `MODULE:function` (`^ENC:`, `^TDRV:.*mem`).
+    - `frame_paths`: regexes on stack-frame file paths of any syntax (Python, IPython, native `.so`, TorchScript).
+    - `exceptions`: regexes on the exception class that ended a traceback (`^ModuleNotFoundError$`).
+    - `outcomes` (with `operations` for hangs): how the process ended, read from the shape of the log's end.
+    - `structures`: named multi-line shapes the parser assembles (the ICE banner, a BIR verifier block, a
+      compiler assertion, the compile cache replaying a failed entry).
+    - `words`: groups of lower-case substrings; one failure line must contain a member of every group.
+    """
+
+    code_components: list[str] = Field(default_factory=list)
+    code_classes: list[str] = Field(default_factory=list)
+    nrt_statuses: list[str] = Field(default_factory=list)
+    runtime_heads: list[str] = Field(default_factory=list)
+    frame_paths: list[str] = Field(default_factory=list)
+    exceptions: list[str] = Field(default_factory=list)
+    outcomes: list[Outcome] = Field(default_factory=list)
+    operations: list[Operation] = Field(default_factory=list)
+    structures: list[Structure] = Field(default_factory=list)
+    words: list[list[str]] = Field(default_factory=list)
+
+    @field_validator("runtime_heads", "frame_paths", "exceptions")
+    @classmethod
+    def _regexes(cls, v: list[str]) -> list[str]:
+        return [_compiles(p) for p in v]
+
+    @field_validator("words")
+    @classmethod
+    def _lower(cls, v: list[list[str]]) -> list[list[str]]:
+        if any(not group or any(w != w.lower() or not w.strip() for w in group) for group in v):
+            raise ValueError("each words group needs at least one lower-case, non-blank substring")
+        return v
+
+    @model_validator(mode="after")
+    def _something(self) -> "Detect":
+        selectors = (self.code_components, self.nrt_statuses, self.runtime_heads, self.frame_paths,
+                     self.exceptions, self.outcomes, self.structures, self.words)
+        if not any(selectors):
+            raise ValueError("a detect rule needs at least one selector")
+        if self.code_classes and not self.code_components:
+            raise ValueError("code_classes narrows code_components; give code_components too")
+        if self.operations and "hang" not in self.outcomes:
+            raise ValueError("operations qualifies outcomes = ['hang']")
+        return self
+
+
+class FamilyTest(Strict):
+    top_hypothesis: str | None = None
+    fields: dict[str, str | int | float] = Field(default_factory=dict)
+
+
+class Family(Strict):
+    """A failure family: what a whole class of failures means, recognised by structure when no specific
+    signature of it matched. Specific signatures name their family and refine it."""
+
+    id: str
+    title: str
+    component: Component
+    severity: Severity = "error"
+    summary: str
+    meaning: str
+    envelope: bool = False  # it wraps a root cause reported elsewhere (a wrapper's "compilation failed")
+    detect: list[Detect] = Field(default_factory=list)
+    hypotheses: list[HypothesisSpec] = Field(default_factory=list)
+    workarounds: list[WorkaroundSpec] = Field(default_factory=list)
+    references: list[ReferenceSpec] = Field(default_factory=list)
+    sample_log: str  # file name under sample_logs/: must yield this family (with its specific signatures removed)
+    near_miss: str  # file name under sample_logs/: a neighbouring failure that must not yield this family
+    test: FamilyTest = Field(default_factory=FamilyTest)
+
+    _id_shape = field_validator("id")(lambda cls, v: Signature._id_shape(v))
+
+    @model_validator(mode="after")
+    def _top_known(self) -> "Family":
+        ids = {h.id for h in self.hypotheses}
+        if self.test.top_hypothesis and self.test.top_hypothesis not in ids:
+            raise ValueError(f"[test].top_hypothesis {self.test.top_hypothesis!r} is not a hypothesis id")
+        if not self.hypotheses or not self.workarounds:
+            raise ValueError("a family needs hypotheses and workarounds: it is what the user reads")
         return self

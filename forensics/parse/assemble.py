@@ -22,13 +22,16 @@ from forensics.records import (
     Diagnostic,
     Environment,
     ExitStatus,
+    ApiCall,
     Frame,
     IceReport,
     LogEvent,
     NrtStatus,
     ParsedLog,
+    ProcessOutcome,
     PythonTraceback,
     SourceLine,
+    StackTrace,
 )
 from forensics.parse.nrt_status import status_name, status_number
 
@@ -38,6 +41,10 @@ MAX_SKELETONS = 50000  # bound on remembered uneventful line shapes
 RECENT_CANDIDATES = 2000  # plain candidate lines kept from the end of the input (failures come last)
 CONTEXT_LINES = 3  # plain lines kept after a line that carried a record, for wrapped runtime details
 CONTINUATION_LINES = 16  # a coded message spans at most this many physical lines
+# The word gate below only pays on big logs: the first lines of any input are all parsed, so a pasted log's
+# failure line is never lost for lacking a gate word.
+UNGATED_LINES = 20000
+HANG_TAIL = 5  # an operation left open this close to the end of the log, with no error after it, is a hang
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
 # environment listing or a traceback, so it is counted and skipped without running any parser. Plain
@@ -59,8 +66,14 @@ def _is_candidate(segment: str) -> bool:
     return any(word in segment for word in _CANDIDATE_WORDS) or _CANDIDATE_SHAPES.search(segment) is not None
 
 
-# Several NRT records on one physical line (multi-process output): split before each timestamp.
-_NRT_RECORD_START = re.compile(r"(?<=\S)(?=\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d\.\d{4,6}\s)")
+# Several NRT records on one physical line (multi-process output): split before each timestamp, or before
+# a `pid:tid LEVEL MODULE:` record head when the processes wrote no timestamp.
+_NRT_RECORD_START = re.compile(
+    r"(?<=\S)(?=\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d\.\d{4,6}\s)"
+    r"|(?<=[^\d\s.:])\s*(?=\d{2,7}:\d{2,7} +(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL) +[A-Z][A-Z0-9_]*:)"
+)
+# Progress characters a tool printed without a newline, glued in front of the next record.
+_GLUED_PROGRESS = re.compile(r"^\.{2,}\s*(?=\S)")
 _ARGV_LIST = re.compile(r"\[\s*'(?:neuronx-cc|neuron-cc)'[^\]]*\]")
 _COMMAND_TEXT = re.compile(r"(?:^|\s)((?:\S*/)?neuronx?-cc\s+compile\s.+)$")
 _COMPILER_ARGS = re.compile(r"compiler_args\s*=\s*(\[[^\]]*\]|\"[^\"]*\"|'[^']*')")
@@ -84,6 +97,11 @@ class _Assembler:
         self.open_bir: BirVerification | None = None
         self.open_traceback: PythonTraceback | None = None
         self.in_cut_here = False
+        self.open_stack: StackTrace | None = None  # native or TorchScript frames being collected
+        self.open_apis: dict[str, int] = {}  # NRT API trace: api -> line of its API:IN without API:OUT yet
+        self.open_compile: int | None = None  # line of a compile start with no end seen yet
+        self.last_error = 0  # line of the last record that reported an error
+        self.last_text = 0  # line of the last non-blank line
         self.uneventful: set[str] = set()  # line shapes (digits removed) that yielded no record
         self.last_line = 0
         self.context_left = 0  # plain lines still kept after the last line that carried something
@@ -115,17 +133,26 @@ class _Assembler:
 
     def feed(self, number: int, raw: str) -> None:
         self.last_line = number
-        segments = _NRT_RECORD_START.split(raw) if raw.count(":") > 6 else [raw]
-        for segment in segments:
-            self._feed_segment(number, raw, segment)
+        # A JSON-escaped paste (a notebook error cell, a log shipped as a JSON string) holds its lines as `\n`.
+        pieces = raw.split("\\n") if "\\n" in raw else [raw]
+        for piece in pieces:
+            segments = _NRT_RECORD_START.split(piece) if piece.count(":") > 6 else [piece]
+            for segment in segments:
+                if segment.startswith(".."):
+                    segment = _GLUED_PROGRESS.sub("", segment)
+                self._feed_segment(number, raw, segment)
 
     def _feed_segment(self, number: int, raw: str, segment: str) -> None:
         if not segment.strip():
             self.open_diagnostic = None
             self.ice_field = None if self.ice_field != "Error message" else self.ice_field
             return
+        self.last_text = number
+        if self.open_stack is not None and number > self.open_stack.end_line + 1:
+            self.open_stack = None
         block_open = self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
-        if not block_open and (_is_quiet(segment) or not _is_candidate(segment)):
+        gated = number > UNGATED_LINES
+        if not block_open and (_is_quiet(segment) or gated and not _is_candidate(segment)):
             if self.context_left:
                 # Detail lines right under an error (`Exception PC: 0x...`) carry no failure word of their own.
                 self.context_left -= 1
@@ -138,7 +165,7 @@ class _Assembler:
             self._remember_recent(number, raw)
             return
         before = self._record_count()
-        body = _strip_prefixes(segment)
+        body = _strip_prefixes(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
         if self._classify(number, body):
             self._retain(number, raw)
             self.context_left = CONTEXT_LINES
@@ -157,6 +184,7 @@ class _Assembler:
         log = self.log
         return (len(log.diagnostics) + len(log.nrt_statuses) + len(log.exits) + len(log.invocations) + len(log.ice)
                 + len(log.bir) + len(log.tracebacks) + len(log.environment.lines) + self.in_cut_here
+                + len(log.stacks) + len(log.outcomes) + len(log.api_calls)
                 + bool(self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback))
 
     def _classify(self, number: int, body: str) -> bool:
@@ -182,7 +210,10 @@ class _Assembler:
         message = parts.get("MESSAGE", "")
         if shape in ("driver_line", "legacy_line", "timing_line"):
             text = message[1:] if message.startswith(" ") else message
-            # The driver prefixes every line of a banner or block: read the message as a line of its own.
+            # The driver prefixes every line of a banner, block or crash traceback: read the message as a
+            # line of its own.
+            if _maybe_traceback(text) and (frame := parse("traceback", text.strip())) is not None:
+                return self._traceback_line(number, *flatten(frame))
             inner = flatten(tree) if text and (tree := parse("compiler", text)) is not None else None
             if inner is not None and inner[0] not in ("driver_line", "legacy_line", "timing_line"):
                 self._compiler_block_line(number, *inner)
@@ -196,7 +227,7 @@ class _Assembler:
         if shape in ("ice_border", "ice_title", "ice_field", "bir_header", "bir_field", "sg_error"):
             self._compiler_block_line(number, shape, parts)
             return True
-        if shape in ("nrt_line", "syslog_line", "ccom_line"):
+        if shape in ("nrt_line", "syslog_line", "bare_line", "ccom_line"):
             component = f"{parts['MODULE']}:{parts['FUNCTION']}" if "MODULE" in parts else "CCOM"
             self._event(number, "runtime", parts.get("LEVEL"), component, parts.get("PID"), _clean(message), parts)
             if self.in_cut_here:
@@ -215,6 +246,8 @@ class _Assembler:
     def _event(self, number: int, producer: str, level: str | None, component: str | None, pid: str | None,
                message: str, parts: dict[str, str]) -> None:
         timestamp = parts.get("ISO_TS") or parts.get("US_TS") or parts.get("NRT_TS") or parts.get("TS")
+        if (level or "").upper() in _ERROR_LEVELS:
+            self.last_error = number
         self._add(self.log.events, LogEvent.model_construct(
             producer=producer, line=number, level=level, component=component,
             pid=int(pid) if pid and pid.isdigit() else None, message=message, timestamp=timestamp))
@@ -226,18 +259,25 @@ class _Assembler:
         """Search a message for coded diagnostics, statuses, settings and commands."""
         found = False
         tree = parse("messages", text, "diagnostic") if "[" in text else None
-        if tree is not None:
-            shape, parts = flatten(tree)
+        rest, first = text, True
+        while rest and (coded := tree if first else parse("messages", rest, "diagnostic") if "[" in rest else None):
+            shape, parts = flatten(coded)
             diagnostic = Diagnostic.model_construct(
                 code=parts["CODE"], severity=parts.get("SEVERITY_TAG", "").strip("[]") or None,
                 message=_clean(parts.get("TEXT")), op=(parts.get("OP") or "").strip("()") or None,
                 location=parts.get("LOC"), line=number, end_line=number)
-            if self._plausible_code(diagnostic, text):
+            if self._plausible_code(diagnostic, rest):
                 self._add(self.log.diagnostics, diagnostic)
-                self._close_blocks()
-                self.open_diagnostic = diagnostic
+                if first:  # every code on the line is a record; the first one opens the wrapped message
+                    self._close_blocks()
+                    self.open_diagnostic = diagnostic
+                self.last_error = number
                 found = True
+            rest, first = parts.get("TEXT", ""), False
         found |= self._statuses(number, text)
+        found |= self._outcomes(number, text)
+        found |= self._api_calls(number, text)
+        self._compile_progress(number, text)
         found |= self._settings(number, text)
         found |= self._versions(number, text)
         found |= self._commands(number, text)
@@ -272,7 +312,9 @@ class _Assembler:
         if ("status" in text or "err:" in text or "Failure:" in text) and (tree := parse("messages", text, "nrt_status")):
             _, parts = flatten(tree)
             value = int(parts["INT"]) if "INT" in parts else None
-            name = parts.get("STATUS_NAME") or status_name(value)
+            name = parts.get("STATUS_NAME") or legacy_status(parts.get("LEGACY_STATUS"), text) or status_name(value)
+            if value is None and name and (legacy := _LEGACY_NUMBER.search(parts.get("TEXT", ""))):
+                value = int(legacy.group(1))
             self._add(self.log.nrt_statuses, NrtStatus.model_construct(
                 line=number, number=value if value is not None else status_number(name), name=name, api=parts.get("API")))
             found = True
@@ -285,6 +327,40 @@ class _Assembler:
             self._add(self.log.exits, ExitStatus.model_construct(line=number, tool=tool, code=code))
             found = True
         return found
+
+    def _outcomes(self, number: int, text: str) -> bool:
+        if not ("illed" in text or "Segmentation" in text or "dumped)" in text) or not (
+                tree := parse("messages", text, "outcome")):
+            return False
+        shape, parts = flatten(tree)
+        rest = parts.get("TEXT", "")
+        process = _PROCESS_NAME.search(rest)
+        kind = "killed" if "KILLED_WORD" in parts or "OOM_KILLER" in parts else (
+            "segfault" if "Segmentation" in parts.get("CRASH_SIGNAL", "") else "abort")
+        named = process.group(1) if process else (rest.split()[0].rsplit("/", 1)[-1] if rest.strip() and "KILLED_WORD" in parts else None)
+        self._add(self.log.outcomes, ProcessOutcome.model_construct(
+            line=number, kind=kind, text=text.strip(), process=named, signal={"killed": 9, "segfault": 11}.get(kind, 6)))
+        self.last_error = number
+        return True
+
+    def _api_calls(self, number: int, text: str) -> bool:
+        if "API:" not in text or not (tree := parse("messages", text, "api_call")):
+            return False
+        _, parts = flatten(tree)
+        api, phase = parts["API"], parts["API_PHASE"]
+        self._add(self.log.api_calls, ApiCall.model_construct(line=number, api=api, phase=phase))
+        if phase == "IN":
+            self.open_apis[api] = number
+        else:
+            self.open_apis.pop(api, None)
+        return True
+
+    def _compile_progress(self, number: int, text: str) -> None:
+        """Where a compile opens and closes, for telling a hang inside it from a log that stopped after it."""
+        if _COMPILE_END.search(text):
+            self.open_compile = None
+        elif _COMPILE_START.search(text):
+            self.open_compile = number
 
     def _settings(self, number: int, text: str) -> bool:
         env = self.log.environment
@@ -459,11 +535,16 @@ class _Assembler:
         if shape == "header":
             self._open_traceback(number)
             return True
-        if shape in ("frame", "ipython_frame"):
+        if shape in ("frame", "ipython_frame", "ipython_cell"):
             traceback = self.open_traceback or self._open_traceback(number)
-            path = (parts.get("PATH") or parts.get("IPY_PATH") or "").strip('"')
-            traceback.frames.append(Frame.model_construct(file=path, lineno=int(parts["LINENO"]), function=parts.get("FUNC")))
+            path = (parts.get("PATH") or parts.get("IPY_PATH") or "").strip('"') or f"Cell In{parts.get('CELL', '[]')}"
+            traceback.frames.append(Frame.model_construct(
+                file=path, lineno=int(parts["LINENO"]) if "LINENO" in parts else None, function=parts.get("FUNC"),
+                syntax="python" if shape == "frame" else "ipython", line=number))
             traceback.end_line = number
+            return True
+        if shape in ("native_frame", "torchscript_frame"):
+            self._stack_frame(number, shape, parts)
             return True
         # The final exception line: it closes the traceback (or stands alone, as pasted).
         message = _clean(parts.get("MESSAGE"))
@@ -473,9 +554,28 @@ class _Assembler:
         traceback.exception = parts["EXC_NAME"]
         traceback.message = message
         traceback.end_line = number
+        self.last_error = number
         self._close_blocks()
         self._message(number, message, producer=None, level=None, component=None)
         return True
+
+    def _stack_frame(self, number: int, shape: str, parts: dict[str, str]) -> None:
+        syntax = "native" if shape == "native_frame" else "torchscript"
+        if shape == "native_frame":
+            body = parts["NATIVE_BODY"]
+            paths = _NATIVE_PATH.findall(body)
+            symbol = _NATIVE_SYMBOL.match(body)
+            frame = Frame.model_construct(file=paths[-1] if paths else "", function=symbol.group(1) if symbol else None,
+                                          syntax=syntax, line=number)
+        else:
+            frame = Frame.model_construct(file=parts["TS_PATH"], lineno=int(parts["LINENO"]), function=parts.get("FUNC"),
+                                          syntax=syntax, line=number)
+        stack = self.open_stack
+        if stack is None or stack.syntax != syntax:
+            stack = self.open_stack = StackTrace.model_construct(line=number, end_line=number, syntax=syntax)
+            self._add(self.log.stacks, stack)
+        stack.frames.append(frame)
+        stack.end_line = number
 
     def _open_traceback(self, number: int) -> PythonTraceback:
         self._close_blocks()
@@ -506,7 +606,19 @@ class _Assembler:
         env.packages.setdefault(key, version)
         env.lines.setdefault(f"pkg:{key}", number)
 
+    def _hangs(self) -> None:
+        """A log that ends inside an operation it opened, with no error after it, hung there (or was cut)."""
+        near_end = self.last_text - HANG_TAIL
+        opened = [(line, _api_operation(api)) for api, line in self.open_apis.items()]
+        if self.open_compile is not None:
+            opened.append((self.open_compile, "compile"))
+        for line, operation in sorted(opened, reverse=True)[:1]:
+            if line >= near_end and line > self.last_error:
+                self._add(self.log.outcomes, ProcessOutcome.model_construct(
+                    line=line, kind="hang", text=f"the log ends inside {operation}", operation=operation))
+
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
+        self._hangs()
         self.log.total_lines = self.last_line
         kept = {number: SourceLine.model_construct(line=number, text=raw) for number, raw in self.recent}
         kept.update((line.line, line) for line in self.retained)
@@ -520,6 +632,16 @@ _INFODUMP_PACKAGES = {"NRT version": "aws-neuronx-runtime-lib", "Driver version"
                       "Embedded FW version": "neuron-firmware", "CCOM version": "aws-neuronx-collectives"}
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
 _STARS = re.compile(r"^\*{20,}$")
+_ERROR_LEVELS = {"ERROR", "FATAL", "CRITICAL", "E", "F", "ERRO", "FATA"}
+_LEGACY_NUMBER = re.compile(r"^'?\s*\((\d+)\)")
+_PROCESS_NAME = re.compile(r"\(([^)\s]+)\)")
+_NATIVE_PATH = re.compile(r"(/[^\s()\[\]]+|[\w.-]+\.so(?:\.\d+)*)")
+_NATIVE_SYMBOL = re.compile(r"(?:0x[0-9a-fA-F]+\s+in\s+)?([^\s(]+)")
+# A compile that starts and one that ends (either way): neuronx-cc, neuron-cc and the framework wrappers.
+_COMPILE_START = re.compile(r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|neuronx?-cc\s+compile\b|start(?:ing)? compil)")
+_COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeeded|finished|complete|done|failed)|"
+                          r"successfully compiled|compile(?:d)? (?:time|in)\b|fail|error|\bPASS\b")
+_API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
 _DIGITS = re.compile(r"\d+")
 _PREFIX_START = re.compile(r"^(?:\(|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20})")
 _FAILURE_WORDS = re.compile(
@@ -573,13 +695,29 @@ def _timestamped_grammars(body: str) -> tuple[str, ...]:
     return ("runtime", "compiler", "framework")
 
 
+def _api_operation(api: str) -> str:
+    return next((operation for word, operation in _API_OPERATIONS if word in api), "execute")
+
+
+def legacy_status(name: str | None, text: str) -> str | None:
+    """The NRT status a pre-2.x daemon name (`NERR_RESOURCE`) stands for: the same suffix, else its number."""
+    if not name:
+        return None
+    modern = "NRT_" + name.removeprefix("NERR_")
+    if status_number(modern) is not None:
+        return modern
+    number = _LEGACY_NUMBER.search(text[text.find(name) + len(name):])
+    return status_name(int(number.group(1))) if number else name
+
+
 def _looks_like_failure(text: str) -> bool:
     return bool(_FAILURE_WORDS.search(text))
 
 
 def _maybe_traceback(body: str) -> bool:
     text = body.lstrip()
-    return text.startswith(("Traceback", "File ")) or "Error" in text[:80] or "Exception" in text[:80] or "Traceback" in text
+    return (text.startswith(("Traceback", "File ", "Cell In", "#")) or "Error" in text[:80] or "Exception" in text[:80]
+            or "Traceback" in text or text[:1].isdigit() and "# " in text[:6] or ".py(" in text)
 
 
 def _strip_prefixes(segment: str) -> str:

@@ -1,0 +1,200 @@
+"""The family tier: failures recognised by structure (records) when no specific signature of theirs matched.
+
+Each family file (knowledge/families/*.toml) lists detect rules over records: the component letters of a
+printed code, NRT statuses, runtime record heads, stack frames placed by module path, the exception that
+ended a traceback, how the process ended, multi-line shapes, and (last) co-occurring concept words. A rule
+holds when all its selectors hold; the strongest selector it used sets the finding's confidence, because
+a code's component letters say more than a word that happens to co-occur with another.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+from forensics.knowledge import KnowledgeBase, compiled, table
+from forensics.knowledge.schema import Detect, Family
+from forensics.records import Frame, ParsedLog, SourceLine
+
+# The documented naming scheme NCC_<class><component><index>, also printed bare by older compilers (TEN404).
+CODE_PARTS = re.compile(r"^(?:NCC_)?(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
+_LEGACY_CODE = re.compile(r"^[A-Z]{3}\d{3}$")
+
+# Recognition confidence by the strongest kind of selector a rule used (see the module docstring).
+SELECTOR_CONFIDENCE = {
+    "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "frame_paths": 0.6,
+    "exceptions": 0.55, "outcomes": 0.55, "words": 0.5,
+}
+HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
+_KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
+_ASSERTION = re.compile(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
+                        r"an exception was thrown|Transformation error on operator")
+_ERROR_WORDS = re.compile(r"(?i)error|fail|fatal|exception|abort|cannot|can't|could not|unable|not found|"
+                          r"no such|invalid|unsupported|not supported|missing|denied|timed? ?out|insufficient|"
+                          r"exceed|too (?:many|large)|mismatch|undefined|killed|crash")
+
+
+@dataclass
+class FamilyHit:
+    family: Family
+    lines: list[int]
+    confidence: float
+    fields: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StageRule:
+    pattern: re.Pattern[str]
+    component: str
+    stage: str
+
+
+@cache
+def stage_rules() -> tuple[StageRule, ...]:
+    return tuple(StageRule(re.compile(r["path"]), r["component"], r["stage"]) for r in table("stages")["stage"])
+
+
+def place_frame(frame: Frame) -> StageRule | None:
+    """Which part of the toolchain a frame's file belongs to (knowledge/stages.toml), or None."""
+    return next((rule for rule in stage_rules() if rule.pattern.search(frame.file)), None)
+
+
+def code_parts(code: str) -> tuple[str | None, str] | None:
+    """(class letter, component letters) of a printed code, or None for a code of another scheme (F134)."""
+    parts = CODE_PARTS.match(code.upper())
+    if not parts or not (code.upper().startswith("NCC_") or _LEGACY_CODE.match(code.upper())):
+        return None
+    return parts["klass"], parts["component"]
+
+
+class _Facts:
+    """What the detect selectors read, gathered from the records once per input."""
+
+    def __init__(self, log: ParsedLog, retained: list[SourceLine]) -> None:
+        self.log = log
+        self.frames: list[Frame] = [f for t in log.tracebacks for f in t.frames] + [f for s in log.stacks for f in s.frames]
+        self.failure_lines = [(l.line, l.text.lower()) for l in retained if _ERROR_WORDS.search(l.text)]
+        self.text_of = {l.line: l.text for l in retained}
+        self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
+        for outcome in log.outcomes:
+            details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
+            if outcome.process:
+                details["killed_process"] = outcome.process
+            self.outcomes.append((outcome.kind, outcome.line, outcome.operation, details))
+        for exit_status in log.exits:
+            if exit_status.code in _KILL_EXITS:
+                self.outcomes.append((_KILL_EXITS[exit_status.code], exit_status.line, None,
+                                      {"killed_process": exit_status.tool, "exit_code": exit_status.code}))
+
+    # Each selector returns (lines, fields) when it holds, None when it does not.
+
+    def code_components(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        wanted = {c.upper() for c in rule.code_components}
+        for diagnostic in self.log.diagnostics:
+            parts = code_parts(diagnostic.code)
+            if parts and parts[1] in wanted and (not rule.code_classes or parts[0] in rule.code_classes):
+                return [diagnostic.line], {"code": diagnostic.code, "code_component": parts[1]}
+        return None
+
+    def nrt_statuses(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        lines = [s.line for s in self.log.nrt_statuses if s.name in rule.nrt_statuses]
+        return (lines, {}) if lines else None
+
+    def runtime_heads(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        patterns = [compiled(p) for p in rule.runtime_heads]
+        lines = [e.line for e in self.log.events
+                 if e.producer == "runtime" and (e.level or "").upper() in ("ERROR", "FATAL", "CRITICAL", "E", "F")
+                 and e.component and any(p.search(e.component) for p in patterns)]
+        return (lines, {}) if lines else None
+
+    def frame_paths(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        patterns = [compiled(p) for p in rule.frame_paths]
+        hits = [f for f in self.frames if any(p.search(f.file) for p in patterns)]
+        if not hits:
+            return None
+        deepest = hits[-1]
+        placed = place_frame(deepest)
+        fields: dict[str, object] = {"crash_component": deepest.file.rsplit("site-packages/", 1)[-1]}
+        if placed:
+            fields["stage"] = placed.stage
+        return [f.line for f in hits if f.line], fields
+
+    def exceptions(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        patterns = [compiled(p) for p in rule.exceptions]
+        for traceback in reversed(self.log.tracebacks):
+            if traceback.exception and any(p.search(traceback.exception) for p in patterns):
+                return [traceback.end_line], {"exception": traceback.exception}
+        return None
+
+    def outcomes_(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        for kind, line, operation, details in self.outcomes:
+            if kind in rule.outcomes and (not rule.operations or operation in rule.operations):
+                return [line], dict(details)
+        return None
+
+    def structures(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        lines: list[int] = []
+        fields: dict[str, object] = {}
+        for structure in rule.structures:
+            if structure == "ice_banner" and self.log.ice:
+                ice = self.log.ice[0]
+                lines.append(ice.line)
+                if ice.error_class:
+                    fields["error_class"] = ice.error_class
+            elif structure == "bir_block" and self.log.bir:
+                lines.append(self.log.bir[0].line)
+                fields.setdefault("stage", "verifier")
+            elif structure == "compiler_assertion":
+                lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])][:3]
+            elif structure == "cache_replay":
+                lines += [n for n, text in self.failure_lines if "cache" in text and "fail" in text
+                          and ("neff" in text or "compil" in text)][:3]
+        return (lines, fields) if lines else None
+
+    def words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        for number, text in self.failure_lines:
+            if all(any(word in text for word in group) for group in rule.words):
+                return [number], {}
+        return None
+
+
+_SELECTORS = (
+    ("code_components", _Facts.code_components), ("nrt_statuses", _Facts.nrt_statuses),
+    ("structures", _Facts.structures), ("runtime_heads", _Facts.runtime_heads),
+    ("frame_paths", _Facts.frame_paths), ("exceptions", _Facts.exceptions),
+    ("outcomes", _Facts.outcomes_), ("words", _Facts.words),
+)
+
+
+def _rule_hit(facts: _Facts, rule: Detect) -> tuple[list[int], dict[str, object], float] | None:
+    lines: list[int] = []
+    fields: dict[str, object] = {}
+    confidence = 0.0
+    for name, selector in _SELECTORS:
+        if not getattr(rule, name):
+            continue
+        held = selector(facts, rule)
+        if held is None:
+            return None
+        lines += held[0]
+        fields = held[1] | fields
+        confidence = max(confidence, SELECTOR_CONFIDENCE[name])
+    if rule.outcomes == ["hang"]:
+        confidence = HANG_CONFIDENCE
+    return sorted(set(lines)), fields, confidence
+
+
+def detect_families(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[FamilyHit]:
+    """Every family with a rule that holds, with the lines behind it and the fields its selectors read."""
+    facts = _Facts(log, retained)
+    hits = []
+    for family in kb.families.values():
+        best: tuple[list[int], dict[str, object], float] | None = None
+        for rule in family.detect:
+            held = _rule_hit(facts, rule)
+            if held is not None and (best is None or held[2] > best[2]):
+                best = held
+        if best is not None:
+            hits.append(FamilyHit(family, best[0], best[2], best[1]))
+    return hits
