@@ -126,7 +126,8 @@ def _family_findings(hits: list[FamilyHit], log: ParsedLog, retained: list[Sourc
         finding = _from_knowledge(family, family.id, summary, hit.fields, evidence, log)
         finding.tier, finding.family, finding.confidence = "family", family.id, hit.confidence
         finding.fingerprint = fingerprint(family.id, summary, str(hit.fields.get("stage") or hit.fields.get("code") or ""))
-        finding.code = str(hit.fields["code"]) if "code" in hit.fields else None
+        printed = [d.code for d in log.diagnostics if d.line in hit.lines]
+        finding.code = str(hit.fields["code"]) if "code" in hit.fields else (printed[0] if printed else None)
         finding.hypotheses = rank_hypotheses(family.hypotheses, finding, log.environment, retained, facts)
         finding.hypotheses_undetermined = _undetermined(finding)
         findings.append(finding)
@@ -160,7 +161,8 @@ def _fold_envelopes(findings: list[Finding]) -> list[Finding]:
     primary = roots[0]
     for envelope in (f for f in findings if f.envelope):
         line = envelope.evidence[0].line if envelope.evidence else None
-        primary.wrapped_by.append(Evidence.model_construct(line=line, text=envelope.title, note=envelope.signature))
+        code = f"[{envelope.code}] " if envelope.code else ""
+        primary.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{envelope.title}", note=envelope.signature))
     return [f for f in findings if not f.envelope]
 
 
@@ -224,7 +226,8 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
     finding.fingerprint = fingerprint(signature.id, claim.message, compiler_pass(claim.message, fields))
     finding.fixed_in = resolve_fixed_in(signature.fixed_in, log.environment) if signature.fixed_in else None
     finding.tier, finding.family = "exact", signature.family
-    finding.confidence = max(_CLAIM_CONFIDENCE[c.how] for c in claims)
+    finding.confidence = round(max(_CLAIM_CONFIDENCE[c.how] * (c.resemblance if c.how == "template" else 1.0)
+                                   for c in claims), 2)
     finding.hypotheses = rank_hypotheses(signature.hypotheses, finding, log.environment, retained, facts)
     finding.hypotheses_undetermined = _undetermined(finding)
     return finding

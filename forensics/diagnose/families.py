@@ -26,7 +26,9 @@ SELECTOR_CONFIDENCE = {
     "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "frame_paths": 0.6,
     "exceptions": 0.55, "outcomes": 0.55, "words": 0.5,
 }
-HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
+WILDCARD_CODE_CONFIDENCE = 0.62
+HANG_CONFIDENCE = 0.45
+DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed  # an open operation at the end of a log may also be a paste cut short
 _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
 _ASSERTION = re.compile(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
@@ -73,7 +75,10 @@ class _Facts:
 
     def __init__(self, log: ParsedLog, retained: list[SourceLine]) -> None:
         self.log = log
-        self.frames: list[Frame] = [f for t in log.tracebacks for f in t.frames] + [f for s in log.stacks for f in s.frames]
+        # Where a Python traceback ended is where it failed: its deepest frames, not the user's script that
+        # called into a library. A native or TorchScript stack is all inside the process that crashed.
+        self.frames: list[Frame] = ([f for t in log.tracebacks for f in t.frames[-DEEPEST_FRAMES:]]
+                                    + [f for s in log.stacks for f in s.frames])
         self.failure_lines = [(l.line, l.text.lower()) for l in retained if _ERROR_WORDS.search(l.text)]
         self.text_of = {l.line: l.text for l in retained}
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
@@ -93,7 +98,7 @@ class _Facts:
         wanted = {c.upper() for c in rule.code_components}
         for diagnostic in self.log.diagnostics:
             parts = code_parts(diagnostic.code)
-            if parts and parts[1] in wanted and (not rule.code_classes or parts[0] in rule.code_classes):
+            if parts and (parts[1] in wanted or "*" in wanted) and (not rule.code_classes or parts[0] in rule.code_classes):
                 return [diagnostic.line], {"code": diagnostic.code, "code_component": parts[1]}
         return None
 
@@ -182,6 +187,8 @@ def _rule_hit(facts: _Facts, rule: Detect) -> tuple[list[int], dict[str, object]
         confidence = max(confidence, SELECTOR_CONFIDENCE[name])
     if rule.outcomes == ["hang"]:
         confidence = HANG_CONFIDENCE
+    elif "*" in rule.code_components:  # any component: a family that names the component says more
+        confidence = min(confidence, WILDCARD_CODE_CONFIDENCE)
     return sorted(set(lines)), fields, confidence
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from forensics.diagnose.fingerprint import mask
+from forensics.masking import mask
 
 SIMILARITY = 0.4  # drain3's default: share of equal tokens for a line to join a cluster
 MAX_LINES = 5000  # an input with more unrecognised error lines than this is grouped on its first ones

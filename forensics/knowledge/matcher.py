@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from forensics.knowledge import KnowledgeBase, compiled
+from forensics.knowledge import KnowledgeBase, compiled, table
+from forensics.knowledge.wording import THRESHOLD, resemblance, tokens
 from forensics.knowledge.schema import Signature
 from forensics.records import Diagnostic, ParsedLog, SourceLine
 
@@ -32,6 +33,7 @@ class Claim:
     diagnostic: Diagnostic | None = None
     printed_code: str | None = None
     how: str = "pattern"  # code | status | pattern | template: how sure the recognition is follows from it
+    resemblance: float = 1.0  # for template claims: the share of the template's token weight the text holds
 
 
 def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
@@ -66,6 +68,37 @@ def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine]) -> list[Claim
     return claims
 
 
+TEMPLATE_LINES = 3000  # template matching reads at most the last this many failure lines
+_FAILURE = re.compile(r"(?i)error|fail|fatal|exception|assert|abort|cannot|could not|unable|invalid|unsupported|"
+                      r"not supported|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|timeout|timed out|killed")
+
+
+def templates_of(kb: KnowledgeBase) -> list[tuple[Signature, tuple[str, ...]]]:
+    """Each signature's message templates: its own `match.templates`, else the ones derived from its sample
+    log into knowledge/templates.toml (tools/derive_templates.py)."""
+    derived = table("templates").get("templates", {})
+    found = [(s, tuple(s.match.templates or derived.get(s.id, ()))) for s in kb.signatures]
+    return [(s, t) for s, t in found if t]
+
+
+def _template_claims(kb: KnowledgeBase, retained: list[SourceLine]) -> list[Claim]:
+    """The signature whose message template a failure line resembles best, when it resembles one enough."""
+    templated = templates_of(kb)
+    failure_lines = [i for i, line in enumerate(retained) if _FAILURE.search(line.text)][-TEMPLATE_LINES:]
+    claims = []
+    for index in failure_lines:
+        end_line, text = _block(retained, index)
+        line_tokens = tokens(text)
+        best: tuple[float, int, Signature] | None = None
+        for signature, templates in templated:
+            score = max(resemblance(t, line_tokens) for t in templates)
+            if score >= THRESHOLD and (best is None or (score, signature.match.priority) > best[:2]):
+                best = (score, signature.match.priority, signature)
+        if best is not None:
+            claims.append(Claim(best[2], retained[index].line, end_line, text, how="template", resemblance=best[0]))
+    return claims
+
+
 def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
     by_line = {line.line: i for i, line in enumerate(retained)}
     claims = []
@@ -83,7 +116,7 @@ def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]
     return claims
 
 
-# Recognition order (docs/architecture.md): what the input printed (a code, then a status) beats wording.
+# At equal specificity, what the input printed (a code, then a status) beats wording; templates come last.
 HOW_RANK = {"code": 0, "status": 1, "pattern": 2, "template": 3}
 
 
@@ -124,10 +157,13 @@ def _contradicted(claim: Claim, codes: dict[int, set[str]], statuses: dict[int, 
 def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
     """Accepted claims in recognition order; a later claim overlapping another signature's is dropped."""
     codes, statuses = _printed_facts(log)
-    candidates = [c for c in _code_claims(kb, log) + _pattern_claims(kb, retained) + _status_claims(kb, log, retained)
+    candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained) + _status_claims(kb, log, retained)
+                              + _template_claims(kb, retained))
                   if not _contradicted(c, codes, statuses)]
-    # Printed facts first, then priority within a kind (specificity: the catalogue's order of signatures).
-    candidates.sort(key=lambda c: (HOW_RANK[c.how], -c.signature.match.priority, c.line))
+    # A wording claim that contradicts a printed fact is gone already; of the rest the more specific signature
+    # (priority) wins, and at equal priority what the input printed (a code, then a status) beats wording.
+    # A template claim (resemblance, not a match) only takes lines no match claimed.
+    candidates.sort(key=lambda c: (c.how == "template", -c.signature.match.priority, HOW_RANK[c.how], c.line))
     accepted: list[Claim] = []
     holder: dict[int, str] = {}  # line -> the signature whose accepted claims cover it (one, by construction)
     starts: set[int] = set()  # first lines of accepted claims

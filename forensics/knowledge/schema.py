@@ -39,6 +39,9 @@ class Match(Strict):
     exit_codes: list[int] = Field(default_factory=list)  # `neuronx-cc failed with N`
     # Only match when the message of the coded diagnostic also matches (codes shared by several causes).
     message: str | None = None
+    # Masked message templates (forensics/knowledge/wording.py); built-ins get theirs derived from the sample
+    # log into templates.toml by tools/derive_templates.py, so a pack may leave this empty.
+    templates: list[str] = Field(default_factory=list)
     priority: int = 50  # higher wins when several signatures claim the same line
     envelope: bool = False  # a wrapper of a root cause ([F134], exit 70): ranked after specific findings
 
@@ -213,7 +216,7 @@ class Detect(Strict):
     `words`, whose groups must co-occur on one failure line (a line that reads like an error).
 
     - `code_components`: the component letters of a printed code, NCC_<class><COMPONENT><index> or the
-      legacy bare form (BIR243, TEN404); `code_classes` narrows to class letters (I, E, W).
+      legacy bare form (BIR243, TEN404), `*` for any; `code_classes` narrows to class letters (I, E, W).
     - `nrt_statuses`: NRT status names as printed or aliased (NRT_EXEC_OOB, NERR_RESOURCE -> NRT_RESOURCE).
     - `runtime_heads`: regexes on an error-level runtime record head `MODULE:function` (`^ENC:`, `^TDRV:.*mem`).
     - `frame_paths`: regexes on stack-frame file paths of any syntax (Python, IPython, native `.so`, TorchScript).

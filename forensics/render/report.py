@@ -109,7 +109,8 @@ class IssueForm:
 
 def _lines_of(finding: Finding) -> list[int]:
     """The input lines a finding points at (its evidence and its hypotheses' evidence)."""
-    lines = {e.line for e in finding.evidence} | {e.line for h in finding.hypotheses for e in h.evidence}
+    lines = ({e.line for e in finding.evidence} | {e.line for h in finding.hypotheses for e in h.evidence}
+             | {e.line for e in finding.wrapped_by})
     return sorted(line for line in lines if line)  # None: evidence from artifacts, not from a line
 
 
@@ -207,12 +208,15 @@ def _description(report: ReportInput, finding: Finding | None) -> str:
     if finding.meaning:
         out += ["", f"**What it means:** {finding.meaning}"]
     others = [f for f in analysis.findings if f.signature != finding.signature]
-    if others:
+    if others or finding.wrapped_by:
         out += ["", "**Other failures in the same log:**", ""]
         for other in others:
             line = f" (line {_first_line(other)})" if _first_line(other) else ""
             code = f"{code_span(other.code)} " if other.code else ""
             out.append(f"- {code}{other.title}{line}")
+        for envelope in finding.wrapped_by:  # a wrapper reporting this same failure again
+            line = f" (line {envelope.line})" if envelope.line else ""
+            out.append(f"- {envelope.text}{line}: reports the failure above again")
     return "\n".join(out)
 
 

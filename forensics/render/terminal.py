@@ -43,10 +43,28 @@ def _fields(finding: Finding) -> Table:
     return table
 
 
+_TIER_WORDS = {
+    "exact": "exact signature",
+    "family": "family match: recognised by structure, not by an exact message",
+    "similar": "resembles known cases only",
+    "generic": "generic: no catalogue entry knows this yet",
+}
+
+
+def recognition(finding: Finding) -> str:
+    """How the finding was recognised and how sure that is, as the user reads it."""
+    return f"{_TIER_WORDS[finding.tier]} · recognition confidence {finding.confidence:.2f}"
+
+
 def _hypotheses(finding: Finding) -> Group:
     parts = []
+    if finding.hypotheses_undetermined:
+        parts.append(Text("Undetermined: nothing in the input favours one of these over another; "
+                          "the checks below tell them apart.", style="yellow"))
     for rank, hypothesis in enumerate(finding.hypotheses, start=1):
-        parts.append(Text.assemble((f"{rank}. ", "bold"), (hypothesis.title, "bold"), (f"  (score {hypothesis.score:.2f})", "dim")))
+        label = "-" if finding.hypotheses_undetermined else f"{rank}."
+        parts.append(Text.assemble((f"{label} ", "bold"), (hypothesis.title, "bold"),
+                                   (f"  (prior + evidence {hypothesis.score:.2f})", "dim")))
         if hypothesis.explanation:
             parts.append(Text("   " + hypothesis.explanation.strip(), style="default"))
         for evidence in hypothesis.evidence:
@@ -79,7 +97,12 @@ def _finding_panel(finding: Finding, source: str) -> Panel:
         sections.append(Text(""))
 
     section("What failed", Text(finding.summary))
+    section("Recognised as", Text(recognition(finding) + (f" · family {finding.family}" if finding.family
+                                                           and finding.family != finding.signature else "")))
     section(f"Where ({source})", _where(finding))
+    if finding.wrapped_by:
+        section("Reported again by", Group(*(Text(f"line {e.line}: {e.text}" if e.line else e.text)
+                                              for e in finding.wrapped_by)))
     if finding.fields:
         section("Extracted fields", _fields(finding))
     if finding.meaning:
