@@ -36,6 +36,9 @@ _ERROR_WORDS = re.compile(r"(?i)error|fail|fatal|exception|abort|cannot|can't|co
                           r"no such|invalid|unsupported|not supported|missing|denied|timed? ?out|insufficient|"
                           r"exceed|too (?:many|large)|mismatch|undefined|killed|crash")
 
+# "Total failed compilations: 0", "0 errors": a count of no failures is a success line.
+_ZERO_COUNT = re.compile(r"(?i)(?:fail\w*|error\w*)[^:\n]{0,30}[:=]\s*0\b(?![.\d])|\b0\s+(?:errors?|failures?|failed)\b")
+
 
 @dataclass
 class FamilyHit:
@@ -79,7 +82,8 @@ class _Facts:
         # called into a library. A native or TorchScript stack is all inside the process that crashed.
         self.frames: list[Frame] = ([f for t in log.tracebacks for f in t.frames[-DEEPEST_FRAMES:]]
                                     + [f for s in log.stacks for f in s.frames])
-        self.failure_lines = [(l.line, l.text.lower()) for l in retained if _ERROR_WORDS.search(l.text)]
+        self.failure_lines = [(l.line, l.text.lower()) for l in retained
+                              if _ERROR_WORDS.search(l.text) and not _ZERO_COUNT.search(l.text)]
         self.text_of = {l.line: l.text for l in retained}
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
@@ -142,8 +146,9 @@ class _Facts:
         lines: list[int] = []
         fields: dict[str, object] = {}
         for structure in rule.structures:
-            if structure == "ice_banner" and self.log.ice:
-                ice = self.log.ice[0]
+            banners = [i for i in self.log.ice if i.error_message or i.error_class or i.error_location or i.internal_details]
+            if structure == "ice_banner" and banners:  # a row of stars alone is decoration, not a banner
+                ice = banners[0]
                 lines.append(ice.line)
                 if ice.error_class:
                     fields["error_class"] = ice.error_class
@@ -158,10 +163,18 @@ class _Facts:
         return (lines, fields) if lines else None
 
     def words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        groups = [[_word(w) for w in group] for group in rule.words]
         for number, text in self.failure_lines:
-            if all(any(word in text for word in group) for group in rule.words):
+            if all(any(word.search(text) for word in group) for group in groups):
                 return [number], {}
         return None
+
+
+@cache
+def _word(word: str) -> re.Pattern[str]:
+    """A concept word matches where a token starts ("compil" in "compilation"), not inside another word
+    ("ofi" is not in "profile")."""
+    return re.compile(r"(?<![a-z0-9])" + re.escape(word))
 
 
 _SELECTORS = (

@@ -54,7 +54,7 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[in
     ]
     if findings or has_specific:
         return findings
-    for ice in log.ice:
+    for ice in (i for i in log.ice if i.error_message or i.error_class or i.error_location):  # not bare stars
         return [_generic(None, "internal-compiler-error", f"Internal Compiler Error ({ice.error_class or 'unknown class'})",
                          "compiler", ice.error_message or ice.error_class or "Internal Compiler Error",
                          "The compiler crashed with an unhandled error; the banner names the class and location.",

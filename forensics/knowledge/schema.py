@@ -224,7 +224,8 @@ class Detect(Strict):
     - `outcomes` (with `operations` for hangs): how the process ended, read from the shape of the log's end.
     - `structures`: named multi-line shapes the parser assembles (the ICE banner, a BIR verifier block, a
       compiler assertion, the compile cache replaying a failed entry).
-    - `words`: groups of lower-case substrings; one failure line must contain a member of every group.
+    - `words`: groups of lower-case words or word starts ("compil"); one failure line must contain a member
+      of every group, each at the start of a token.
     """
 
     code_components: list[str] = Field(default_factory=list)

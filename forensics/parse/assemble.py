@@ -232,6 +232,8 @@ class _Assembler:
             self._event(number, "runtime", parts.get("LEVEL"), component, parts.get("PID"), _clean(message), parts)
             if self.in_cut_here:
                 self._cut_here_field(number, _clean(message))
+            if message.lstrip().startswith("API:") and "FUNCTION" in parts:  # the API trace names its API in the head
+                return self._api_calls(number, f"{parts['FUNCTION']} {message.strip()}")
             return self._message(number, _clean(message), producer="runtime", level=parts.get("LEVEL"), component=component)
         if shape in ("cut_here", "cut_to_here"):
             self.in_cut_here = shape == "cut_here"
@@ -309,7 +311,8 @@ class _Assembler:
 
     def _statuses(self, number: int, text: str) -> bool:
         found = False
-        if ("status" in text or "err:" in text or "Failure:" in text) and (tree := parse("messages", text, "nrt_status")):
+        if ("status" in text or "err:" in text or "Failure:" in text or "NERR_" in text) and (
+                tree := parse("messages", text, "nrt_status")):
             _, parts = flatten(tree)
             value = int(parts["INT"]) if "INT" in parts else None
             name = parts.get("STATUS_NAME") or legacy_status(parts.get("LEGACY_STATUS"), text) or status_name(value)
@@ -655,7 +658,7 @@ _QUIET_LEVELS = (" INFO ", " DEBUG ", " TRACE ", "[INFO]", "[DEBUG]", " INFO\t")
 _QUIET_BUT_KEEP = (
     "exitcode", "cmd:", "ompiler version", "ail", "rror", "status", "cut here", "cut to here", "infodump",
     "Total ", "uccessful", "Artifacts stored", "Diagnostic logs", "NEURON_", "XLA_", "--target", "ersion",
-    "Instance ID", "Nodename", "lags", "ompil", "retr", "illed", "imeout", "exit",
+    "Instance ID", "Nodename", "lags", "ompil", "retr", "illed", "imeout", "exit", "API:",
 )
 
 

@@ -1,0 +1,120 @@
+"""The family tier, rule by rule like the signatures (a pass and a fail case per family): each family's sample
+log yields the family even with every specific signature removed (leave-one-family-out), its near miss does
+not, and every built-in signature names a family that exists. Structural detectors are checked on
+perturbed inputs, not only on the text they were written from."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SAMPLE_LOGS
+from forensics.diagnose import analyze_lines, analyze_text
+from forensics.ingest import read_lines
+from forensics.knowledge import build, builtin_kb
+
+KB = builtin_kb()
+FAMILIES = sorted(KB.families.values(), key=lambda f: f.id)
+
+
+def _without_family(family_id: str):
+    """The catalogue with every specific signature of this family removed."""
+    return build([s for s in KB.signatures if s.family != family_id], families=KB.families)
+
+
+def _analyse(path, kb):
+    name, lines = read_lines(str(path))
+    return analyze_lines(name, lines, kb=kb)
+
+
+def test_every_signature_names_a_known_family():
+    missing = [s.id for s in KB.signatures if s.family not in KB.families]
+    assert not missing, f"signatures without a known family: {missing}"
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.id)
+def test_family_sample_yields_the_family_without_its_signatures(family):
+    analysis = _analyse(SAMPLE_LOGS / family.sample_log, _without_family(family.id))
+    # The family finding, not necessarily the first: a cause printed earlier (an OOM kill a cache replays)
+    # may rightly rank above it.
+    top = next((f for f in analysis.findings if f.family == family.id), None)
+    assert top is not None, f"{family.id}: sample recognised as {[(f.signature, f.tier) for f in analysis.findings]}"
+    assert top.tier == "family"
+    assert not top.generic and top.hypotheses and top.workarounds
+    assert all(e.line for e in top.evidence), "a family finding cites the input lines behind it"
+    if family.test.top_hypothesis and not top.hypotheses_undetermined:
+        assert top.hypotheses[0].id == family.test.top_hypothesis
+    for name, expected in family.test.fields.items():
+        assert top.fields.get(name) == expected
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.id)
+def test_family_near_miss_does_not_yield_the_family(family):
+    analysis = _analyse(SAMPLE_LOGS / family.near_miss, KB)
+    assert family.id not in [f.family for f in analysis.findings if f.tier == "family"], (
+        f"{family.id}: its near miss {family.near_miss} was recognised as it")
+
+
+# ------------------------------------------------------------------ structural detectors, always on
+
+COMPILER_TAIL = """\
+2025-03-01T10:00:01Z ERROR 4242 [neuronx-cc]:   File "neuronxcc/driver/CommandDriver.py", line 343, in run
+2025-03-01T10:00:01Z ERROR 4242 [neuronx-cc]:   File "neuronxcc/starfish/penguin/targets/tonga/passes/TensorCopyElim.py", line 88, in transform
+2025-03-01T10:00:01Z ERROR 4242 [neuronx-cc]: Version information:
+2025-03-01T10:00:01Z ERROR 4242 [neuronx-cc]:   NeuronX Compiler version 2.16.372.0+4a9b2326
+"""
+
+NATIVE_ONLY = """\
+ #0 0x00007f3b2c1d4a7c in __pthread_kill_implementation () from /lib/x86_64-linux-gnu/libc.so.6
+ #1 0x00007f3b1a2b3c4d in neuronxcc::walrus::Allocator::assign() from /opt/venv/lib/python3.10/site-packages/neuronxcc/starfish/lib/libwalrus.so
+ #2 0x00007f3b1a2b3f00 in neuronxcc::walrus::Driver::run() from /opt/venv/lib/python3.10/site-packages/neuronxcc/starfish/lib/libwalrus.so
+"""
+
+
+def test_compiler_frames_inside_the_driver_prefix_are_a_compiler_crash_by_stage():
+    top = analyze_text(COMPILER_TAIL).findings[0]
+    assert (top.tier, top.family, top.fields.get("stage")) == ("family", "compiler-internal-crash", "tensorizer")
+    assert len(analyze_text(COMPILER_TAIL).findings) == 1, "one crash is one finding"
+
+
+def test_native_frames_alone_are_a_compiler_crash_in_the_backend():
+    top = analyze_text(NATIVE_ONLY).findings[0]
+    assert (top.family, top.fields.get("stage")) == ("compiler-internal-crash", "backend")
+
+
+def test_bare_killed_after_a_compile_is_a_host_oom_kill():
+    log = "2025-03-01 10:00:00.000100:  77  INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: neuronx-cc compile x.pb\n.....\nKilled\n"
+    top = analyze_text(log).findings[0]
+    assert top.family == "host-oom-kill" and top.tier in ("exact", "family")
+
+
+def test_a_word_that_only_resembles_killed_is_not_an_outcome():
+    assert analyze_text("INFO: job Killed-by-user-request handler registered\n").findings == []
+
+
+def test_log_ending_inside_an_api_call_is_a_hang_in_that_operation():
+    log = ("2025-Mar-01 10:00:00.000100 77:77 INFO  NRT:nrt_init  API:IN\n"
+           "2025-Mar-01 10:00:00.000200 77:77 INFO  NRT:nrt_init  API:OUT\n"
+           "2025-Mar-01 10:00:01.000100 77:77 INFO  NRT:nrt_load_collectives  API:IN: (nc 0)\n")
+    top = analyze_text(log).findings[0]
+    assert (top.family, top.fields.get("operation")) == ("process-hang", "collectives")
+    closed = log + "2025-Mar-01 10:00:09.000100 77:77 INFO  NRT:nrt_load_collectives  API:OUT\n"
+    assert analyze_text(closed).findings == [], "an operation that closed is no hang"
+
+
+def test_an_unknown_component_code_gets_its_component_family():
+    top = analyze_text("2025-03-01T10:00:01Z ERROR 1 [neuronx-cc]: [NCC_IBIR999] something new in the verifier\n").findings[0]
+    assert (top.tier, top.family, top.code) == ("family", "compiler-bir-verifier", "NCC_IBIR999")
+
+
+def test_legacy_daemon_status_names_alias_to_nrt_statuses():
+    log = "[E neuron_runtime.cpp:269] NRTD response code 'NERR_RESOURCE' (4) The runtime was unable to allocate\n"
+    finding = analyze_text(log).findings[0]
+    assert finding.tier == "exact" and "resource" in finding.signature
+
+
+def test_a_printed_code_beats_a_wording_pattern_on_its_line():
+    """Two internal codes printed on one line: every code is read; no third signature's wording takes it."""
+    log = ("2025-03-01T10:00:01Z ERROR 1 [neuronx-cc]: [NCC_ITEN404] [NCC_IBIR243] Internal tensorizer error: "
+           "Expected core barriers to have name a, but core barrier 1 in subgraph 0 on core 1 has name b\n")
+    codes = {f.code for f in analyze_text(log).findings}
+    assert "NCC_IXLV002" not in codes and codes & {"NCC_ITEN404", "NCC_IBIR243"}

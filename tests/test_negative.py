@@ -1,0 +1,51 @@
+"""Precision of the structural tiers (generalisation.md, section 5): the benign logs of tests/negative/
+(successful compiles, training chatter, NRT start-up, tool output, warnings) yield no finding at all, and
+the unrelated user-code errors there yield at most a generic finding, never exact, family or similar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+NEGATIVE = Path(__file__).resolve().parent / "negative"
+BENIGN = sorted(NEGATIVE.glob("benign_*.log"))
+UNRELATED = sorted(NEGATIVE.glob("unrelated_*.log"))
+SPECIFIC = ("exact", "family", "similar")
+
+
+def _findings(path: Path) -> list:
+    from forensics.diagnose import analyze_text
+
+    return analyze_text(path.read_text(encoding="utf-8"), path.name).findings
+
+
+def _describe(findings: list) -> str:
+    return "; ".join(f"{f.tier} {f.family or '-'}/{f.signature} ({f.confidence:.2f}) at line "
+                     f"{f.evidence[0].line if f.evidence else None}: "
+                     f"{(f.evidence[0].text if f.evidence else f.summary)[:120]!r}" for f in findings)
+
+
+def test_the_negative_corpus_is_large_and_varied_enough() -> None:
+    assert len(BENIGN) + len(UNRELATED) >= 15 and len(BENIGN) >= 10 and len(UNRELATED) >= 5
+    for path in BENIGN + UNRELATED:
+        assert 10 <= len(path.read_text(encoding="utf-8").splitlines()) <= 80, path.name
+
+
+# Known false positive, kept visible: an OFI/EFA initialisation warning on a single node that then succeeds
+# is reported by efa-not-available (on multi-node runs the same line is the cause). strict: a fix shows up.
+_KNOWN_FALSE_POSITIVES = {"benign_single_node_ofi_warnings_then_success"}
+
+
+@pytest.mark.parametrize("path", BENIGN, ids=lambda p: p.stem)
+def test_benign_log_yields_no_finding(path: Path, request) -> None:
+    if path.stem in _KNOWN_FALSE_POSITIVES:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="efa-not-available fires on a benign warning"))
+    findings = _findings(path)
+    assert findings == [], f"false positive on a benign log: {_describe(findings)}"
+
+
+@pytest.mark.parametrize("path", UNRELATED, ids=lambda p: p.stem)
+def test_unrelated_error_yields_no_specific_finding(path: Path) -> None:
+    specific = [f for f in _findings(path) if f.tier in SPECIFIC]
+    assert specific == [], f"a user-code error explained as a Neuron failure: {_describe(specific)}"
