@@ -1,0 +1,32 @@
+"""Message templates (knowledge/wording.py, knowledge/templates.toml): the catalogue's templates are
+current, and a known message printed without its code, re-numbered, is still recognised by its wording."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import REPO
+from forensics.diagnose import analyze_text
+
+
+def test_templates_file_is_current():
+    result = subprocess.run([sys.executable, str(REPO / "tools/derive_templates.py"), "--check"],
+                            capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_coded_message_printed_without_its_code_is_recognised_by_its_template():
+    # NCC_EOOM001's message with other numbers and no code: only the template can recognise it.
+    line = ("2025-01-01T00:00:00Z ERROR 7 [neuronx-cc]: Maximum peak HBM usage of 41.2GB exceeds HBM limit of 24.0GB "
+            "for trn2. This consists of 3.1GB I/O tensors, 30.0GB intermediate tensors, and 8.1GB internal "
+            "(scratchpad) allocations - You may need to reduce batch/tensor size or utilize pipeline/tensor "
+            "parallelism via neuronx-distributed.\n")
+    top = analyze_text(line).findings[0]
+    assert (top.signature, top.tier) == ("ncc-eoom001-hbm-limit-exceeded", "exact")
+    assert 0.5 < top.confidence < 0.95, "a template match is less certain than a printed code"
+
+
+def test_a_near_miss_wording_does_not_reach_the_template():
+    line = "2025-01-01T00:00:00Z ERROR 7 [neuronx-cc]: peak usage report failed to write\n"
+    assert all(f.signature != "ncc-eoom001-hbm-limit-exceeded" for f in analyze_text(line).findings)
