@@ -15,7 +15,7 @@ from functools import cache
 
 from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.schema import Detect, Family
-from forensics.records import Frame, ParsedLog, SourceLine
+from forensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
 
 # The documented naming scheme NCC_<class><component><index>, also printed bare by older compilers (TEN404).
 CODE_PARTS = re.compile(r"^(?:NCC_)?(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
@@ -113,7 +113,7 @@ class _Facts:
     def runtime_heads(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         patterns = [compiled(p) for p in rule.runtime_heads]
         lines = [e.line for e in self.log.events
-                 if e.producer == "runtime" and (e.level or "").upper() in ("ERROR", "FATAL", "CRITICAL", "E", "F")
+                 if e.producer == "runtime" and (e.level or "").upper() in ERROR_LEVELS
                  and e.component and any(p.search(e.component) for p in patterns)]
         return (lines, {}) if lines else None
 

@@ -12,14 +12,12 @@ import re
 from forensics.diagnose.evidence import lines_between
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
 from forensics.knowledge import table
-from forensics.records import Evidence, Finding, ParsedLog, SourceLine
+from forensics.records import ERROR_LEVELS, Evidence, Finding, ParsedLog, SourceLine
 
 # The documented naming scheme NCC_<class><component><index>; what the letters mean is in knowledge/codes.toml.
 _CODE_PARTS = re.compile(r"^NCC_(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
 
 
-# Error levels as each producer spells them: compiler/NRT words, glog letters, logrus (neuron-profile) stems.
-_ERROR_LEVELS = {"ERROR", "FATAL", "CRITICAL", "E", "F", "ERRO", "FATA"}
 MAX_EVIDENCE = 20  # lines cited for one template group; the count says how many there were
 
 
@@ -80,7 +78,7 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[in
 
 def _template_findings(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]:
     """Error lines no signature knows, one finding per Drain template (forensics/diagnose/templates.py)."""
-    errors = [e for e in log.events if (e.level or "").upper() in _ERROR_LEVELS]
+    errors = [e for e in log.events if (e.level or "").upper() in ERROR_LEVELS]
     if not errors:
         return []
     from forensics.diagnose.templates import group_by_template

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from forensics.packages import package_key
 from forensics.parse.grammars import flatten, parse
 from forensics.records import (
+    ERROR_LEVELS,
     BirVerification,
     CompilerInvocation,
     Diagnostic,
@@ -248,7 +249,7 @@ class _Assembler:
     def _event(self, number: int, producer: str, level: str | None, component: str | None, pid: str | None,
                message: str, parts: dict[str, str]) -> None:
         timestamp = parts.get("ISO_TS") or parts.get("US_TS") or parts.get("NRT_TS") or parts.get("TS")
-        if (level or "").upper() in _ERROR_LEVELS:
+        if (level or "").upper() in ERROR_LEVELS:
             self.last_error = number
         self._add(self.log.events, LogEvent.model_construct(
             producer=producer, line=number, level=level, component=component,
@@ -635,7 +636,6 @@ _INFODUMP_PACKAGES = {"NRT version": "aws-neuronx-runtime-lib", "Driver version"
                       "Embedded FW version": "neuron-firmware", "CCOM version": "aws-neuronx-collectives"}
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
 _STARS = re.compile(r"^\*{20,}$")
-_ERROR_LEVELS = {"ERROR", "FATAL", "CRITICAL", "E", "F", "ERRO", "FATA"}
 _LEGACY_NUMBER = re.compile(r"^'?\s*\((\d+)\)")
 _PROCESS_NAME = re.compile(r"\(([^)\s]+)\)")
 _NATIVE_PATH = re.compile(r"(/[^\s()\[\]]+|[\w.-]+\.so(?:\.\d+)*)")
