@@ -18,7 +18,7 @@ Severity = Literal["error", "warning", "note"]
 # or by a code's component letters, a resemblance to known cases only, or a fallback that explains the parts.
 Tier = Literal["exact", "family", "similar", "generic"]
 TIER_RANK: dict[str, int] = {"exact": 0, "family": 1, "similar": 2, "generic": 3}
-FrameSyntax = Literal["python", "ipython", "native", "torchscript"]
+FrameSyntax = Literal["python", "ipython", "native", "torchscript", "go"]
 OutcomeKind = Literal["killed", "segfault", "abort", "signal", "hang"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "note": 2}  # most severe first
 # Error levels as each producer spells them: compiler/NRT words, glog letters, logrus (neuron-profile) stems.
@@ -125,11 +125,13 @@ class Frame(Record):
     function: str | None = None
     syntax: FrameSyntax = "python"
     line: int | None = None  # input line of the frame
+    code: str | None = None  # the source line printed under it: the call that failed
 
 
 class StackTrace(Record):
-    """Frames outside a Python traceback: a native `#N 0x.. in symbol (/path/x.so)` backtrace or
-    TorchScript `path(line): fn` frames, one stack per run of consecutive frame lines."""
+    """Frames outside a Python traceback: a native `#N 0x.. in symbol (/path/x.so)` backtrace,
+    TorchScript `path(line): fn` frames or a Go panic's `/path/x.go:N +0x..` frames (the Kubernetes
+    components), one stack per run of nearby frame lines."""
 
     line: int
     end_line: int

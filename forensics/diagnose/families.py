@@ -16,6 +16,7 @@ from functools import cache
 from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.schema import Detect, Family
 from forensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
+from forensics.vocabulary import reads_as_failure
 
 # The documented naming scheme NCC_<class><component><index>, also printed bare by older compilers (TEN404).
 CODE_PARTS = re.compile(r"^(?:NCC_)?(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
@@ -24,20 +25,14 @@ _LEGACY_CODE = re.compile(r"^[A-Z]{3}\d{3}$")
 # Recognition confidence by the strongest kind of selector a rule used (see the module docstring).
 SELECTOR_CONFIDENCE = {
     "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "frame_paths": 0.6,
-    "exceptions": 0.55, "outcomes": 0.55, "words": 0.5,
+    "frame_code": 0.55, "exceptions": 0.55, "outcomes": 0.55, "words": 0.5,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
-HANG_CONFIDENCE = 0.45
-DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed  # an open operation at the end of a log may also be a paste cut short
+HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
+DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
 _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
 _ASSERTION = re.compile(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
-_ERROR_WORDS = re.compile(r"(?i)error|fail|fatal|exception|abort|cannot|can't|could not|unable|not found|"
-                          r"no such|invalid|unsupported|not supported|missing|denied|timed? ?out|insufficient|"
-                          r"exceed|too (?:many|large)|mismatch|undefined|killed|crash")
-
-# "Total failed compilations: 0", "0 errors": a count of no failures is a success line.
-_ZERO_COUNT = re.compile(r"(?i)(?:fail\w*|error\w*)[^:\n]{0,30}[:=]\s*0\b(?![.\d])|\b0\s+(?:errors?|failures?|failed)\b")
 
 
 @dataclass
@@ -82,8 +77,11 @@ class _Facts:
         # called into a library. A native or TorchScript stack is all inside the process that crashed.
         self.frames: list[Frame] = ([f for t in log.tracebacks for f in t.frames[-DEEPEST_FRAMES:]]
                                     + [f for s in log.stacks for f in s.frames])
+        # A line reads as a failure by its words, or because its producer printed it at an error level
+        # (glog `F ... Unknown flags in XLA_FLAGS` says nothing failed in so many words).
+        error_level = {e.line for e in log.events if (e.level or "").upper() in ERROR_LEVELS}
         self.failure_lines = [(l.line, l.text.lower()) for l in retained
-                              if _ERROR_WORDS.search(l.text) and not _ZERO_COUNT.search(l.text)]
+                              if l.line in error_level or reads_as_failure(l.text)]
         self.text_of = {l.line: l.text for l in retained}
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
@@ -112,9 +110,10 @@ class _Facts:
 
     def runtime_heads(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         patterns = [compiled(p) for p in rule.runtime_heads]
+        # The inf1 daemon printed no level: its line counts when its message reads as a failure.
         lines = [e.line for e in self.log.events
-                 if e.producer == "runtime" and (e.level or "").upper() in ERROR_LEVELS
-                 and e.component and any(p.search(e.component) for p in patterns)]
+                 if e.producer == "runtime" and e.component and any(p.search(e.component) for p in patterns)
+                 and ((e.level or "").upper() in ERROR_LEVELS or e.level is None and reads_as_failure(e.message))]
         return (lines, {}) if lines else None
 
     def frame_paths(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
@@ -128,6 +127,11 @@ class _Facts:
         if placed:
             fields["stage"] = placed.stage
         return [f.line for f in hits if f.line], fields
+
+    def frame_code(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        patterns = [compiled(p) for p in rule.frame_code]
+        hits = [f for f in self.frames if f.code and any(p.search(f.code) for p in patterns)]
+        return ([f.line for f in hits if f.line], {"failed_call": hits[-1].code}) if hits else None
 
     def exceptions(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         patterns = [compiled(p) for p in rule.exceptions]
@@ -180,7 +184,7 @@ def _word(word: str) -> re.Pattern[str]:
 _SELECTORS = (
     ("code_components", _Facts.code_components), ("nrt_statuses", _Facts.nrt_statuses),
     ("structures", _Facts.structures), ("runtime_heads", _Facts.runtime_heads),
-    ("frame_paths", _Facts.frame_paths), ("exceptions", _Facts.exceptions),
+    ("frame_paths", _Facts.frame_paths), ("frame_code", _Facts.frame_code), ("exceptions", _Facts.exceptions),
     ("outcomes", _Facts.outcomes_), ("words", _Facts.words),
 )
 

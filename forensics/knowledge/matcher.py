@@ -11,9 +11,10 @@ import re
 from dataclasses import dataclass
 
 from forensics.knowledge import KnowledgeBase, compiled, table
-from forensics.knowledge.wording import THRESHOLD, resemblance, tokens
+from forensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, tokens
 from forensics.knowledge.schema import Signature
 from forensics.records import Diagnostic, ParsedLog, SourceLine
+from forensics.vocabulary import reads_as_failure
 
 BLOCK_LINES = 6  # a line-anchored message reads on through at most this many wrapped lines
 # A line that starts a record of its own (timestamp, traceback, exception, prompt) is not a wrapped part.
@@ -69,8 +70,6 @@ def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine]) -> list[Claim
 
 
 TEMPLATE_LINES = 3000  # template matching reads at most the last this many failure lines
-_FAILURE = re.compile(r"(?i)error|fail|fatal|exception|assert|abort|cannot|could not|unable|invalid|unsupported|"
-                      r"not supported|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|timeout|timed out|killed")
 
 
 def templates_of(kb: KnowledgeBase) -> list[tuple[Signature, tuple[str, ...]]]:
@@ -81,17 +80,20 @@ def templates_of(kb: KnowledgeBase) -> list[tuple[Signature, tuple[str, ...]]]:
     return [(s, t) for s, t in found if t]
 
 
-def _template_claims(kb: KnowledgeBase, retained: list[SourceLine]) -> list[Claim]:
-    """The signature whose message template a failure line resembles best, when it resembles one enough."""
+def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: int) -> list[Claim]:
+    """The signature whose message template a failure line resembles best, when it resembles one enough.
+    The input's last line may be cut short (a paste that stops mid-line): it is compared with each
+    template's head too."""
     templated = templates_of(kb)
-    failure_lines = [i for i, line in enumerate(retained) if _FAILURE.search(line.text)][-TEMPLATE_LINES:]
+    failure_lines = [i for i, line in enumerate(retained) if reads_as_failure(line.text)][-TEMPLATE_LINES:]
     claims = []
     for index in failure_lines:
         end_line, text = _block(retained, index)
         line_tokens = tokens(text)
+        score_of = cut_resemblance if end_line == last_line else resemblance
         best: tuple[float, int, Signature] | None = None
         for signature, templates in templated:
-            score = max(resemblance(t, line_tokens) for t in templates)
+            score = max(max(resemblance(t, line_tokens), score_of(t, line_tokens)) for t in templates)
             if score >= THRESHOLD and (best is None or (score, signature.match.priority) > best[:2]):
                 best = (score, signature.match.priority, signature)
         if best is not None:
@@ -158,7 +160,7 @@ def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list
     """Accepted claims in recognition order; a later claim overlapping another signature's is dropped."""
     codes, statuses = _printed_facts(log)
     candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained) + _status_claims(kb, log, retained)
-                              + _template_claims(kb, retained))
+                              + _template_claims(kb, retained, log.total_lines))
                   if not _contradicted(c, codes, statuses)]
     # A wording claim that contradicts a printed fact is gone already; of the rest the more specific signature
     # (priority) wins, and at equal priority what the input printed (a code, then a status) beats wording.

@@ -42,6 +42,10 @@ class Match(Strict):
     # Masked message templates (forensics/knowledge/wording.py); built-ins get theirs derived from the sample
     # log into templates.toml by tools/derive_templates.py, so a pack may leave this empty.
     templates: list[str] = Field(default_factory=list)
+    # False when the message's wording is shared verbatim with other failures (neuronx-cc prints neuron-cc's
+    # ICE banner word for word; any Python TypeError reads like an NKI one): then only codes, statuses and
+    # patterns recognise it, and tools/derive_templates.py derives no template for it.
+    resemblance: bool = True
     priority: int = 50  # higher wins when several signatures claim the same line
     envelope: bool = False  # a wrapper of a root cause ([F134], exit 70): ranked after specific findings
 
@@ -56,6 +60,8 @@ class Match(Strict):
     def _something_to_match(self) -> "Match":
         if not (self.codes or self.patterns or self.nrt_statuses or self.exit_codes):
             raise ValueError("needs at least one of codes, patterns, nrt_statuses, exit_codes")
+        if self.templates and not self.resemblance:
+            raise ValueError("templates are recognition by resemblance: drop them or resemblance = false")
         return self
 
 
@@ -151,10 +157,22 @@ class FixedInSpec(Strict):
 
 class SignatureTest(Strict):
     """What the signature's sample log must yield (checked by tests/test_signatures.py, like a sqlfluff
-    rule fixture): the exact field values, the top-ranked hypothesis, and at least one workaround."""
+    rule's pass and fail fixtures): the exact field values, the top-ranked hypothesis, and at least one
+    workaround; and `near_miss`, the fail case: a few log lines (1-10) a careless matcher would take for this
+    signature but that are another failure or none (the same API or pass in a neighbouring failure, the
+    message as a warning that did not fail, a sibling's code, the right words under a contradicting printed
+    code). The input as a whole must yield no finding of this signature."""
 
     fields: dict[str, str | int | float] = Field(default_factory=dict)
     top_hypothesis: str | None = None
+    near_miss: str | None = None
+
+    @field_validator("near_miss")
+    @classmethod
+    def _few_lines(cls, v: str | None) -> str | None:
+        if v is not None and not 1 <= len(v.strip().splitlines()) <= 10:
+            raise ValueError("near_miss is a few log lines (1-10), not a whole log")
+        return v
 
 
 class Signature(Strict):
@@ -178,7 +196,6 @@ class Signature(Strict):
     references: list[ReferenceSpec] = Field(default_factory=list)
     fixed_in: FixedInSpec | None = None
     sample_log: str  # file name under sample_logs/
-    near_miss: str | None = None  # a neighbour's sample log (sample_logs/) this signature must not claim
     test: SignatureTest = Field(default_factory=SignatureTest)
 
     @field_validator("id")
@@ -220,6 +237,8 @@ class Detect(Strict):
     - `nrt_statuses`: NRT status names as printed or aliased (NRT_EXEC_OOB, NERR_RESOURCE -> NRT_RESOURCE).
     - `runtime_heads`: regexes on an error-level runtime record head `MODULE:function` (`^ENC:`, `^TDRV:.*mem`).
     - `frame_paths`: regexes on stack-frame file paths of any syntax (Python, IPython, native `.so`, TorchScript).
+    - `frame_code`: regexes on the source line printed under one of those frames, the call that failed
+      (`load_state_dict(`).
     - `exceptions`: regexes on the exception class that ended a traceback (`^ModuleNotFoundError$`).
     - `outcomes` (with `operations` for hangs): how the process ended, read from the shape of the log's end.
     - `structures`: named multi-line shapes the parser assembles (the ICE banner, a BIR verifier block, a
@@ -233,13 +252,14 @@ class Detect(Strict):
     nrt_statuses: list[str] = Field(default_factory=list)
     runtime_heads: list[str] = Field(default_factory=list)
     frame_paths: list[str] = Field(default_factory=list)
+    frame_code: list[str] = Field(default_factory=list)
     exceptions: list[str] = Field(default_factory=list)
     outcomes: list[Outcome] = Field(default_factory=list)
     operations: list[Operation] = Field(default_factory=list)
     structures: list[Structure] = Field(default_factory=list)
     words: list[list[str]] = Field(default_factory=list)
 
-    @field_validator("runtime_heads", "frame_paths", "exceptions")
+    @field_validator("runtime_heads", "frame_paths", "frame_code", "exceptions")
     @classmethod
     def _regexes(cls, v: list[str]) -> list[str]:
         return [_compiles(p) for p in v]
@@ -253,7 +273,7 @@ class Detect(Strict):
 
     @model_validator(mode="after")
     def _something(self) -> "Detect":
-        selectors = (self.code_components, self.nrt_statuses, self.runtime_heads, self.frame_paths,
+        selectors = (self.code_components, self.nrt_statuses, self.runtime_heads, self.frame_paths, self.frame_code,
                      self.exceptions, self.outcomes, self.structures, self.words)
         if not any(selectors):
             raise ValueError("a detect rule needs at least one selector")

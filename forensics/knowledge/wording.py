@@ -18,6 +18,7 @@ from forensics.masking import mask
 THRESHOLD = 0.8
 MIN_TOKENS = 5  # shorter templates are too generic to recognise anything by resemblance
 ANCHOR_WEIGHT = 3.0
+CUT_HEAD_SHARE = 0.4  # a line cut short must still show this share of the template's weight
 _TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*[A-Za-z0-9_]|[A-Za-z]{3,}")
 _STOPWORDS = frozenset(
     "the and for with was were are not but this that from into has have had been its can may will would "
@@ -52,3 +53,17 @@ def resemblance(template: str, line_tokens: dict[str, float]) -> float:
         return 0.0
     total = sum(weight for _, weight in wanted)
     return sum(weight for token, weight in wanted if token in line_tokens) / total
+
+
+def cut_resemblance(template: str, line_tokens: dict[str, float]) -> float:
+    """Resemblance of a line cut short (the last line of a paste that stops mid-line) to the head of the
+    template: the template up to the last of its tokens the line has, when that head is a real part of it."""
+    wanted = template_tokens(template)
+    found = [i for i, (token, _) in enumerate(wanted) if token in line_tokens]
+    if len(wanted) < MIN_TOKENS or not found:
+        return 0.0
+    head = wanted[: found[-1] + 1]
+    head_weight = sum(weight for _, weight in head)
+    if len(head) < MIN_TOKENS or head_weight < CUT_HEAD_SHARE * sum(weight for _, weight in wanted):
+        return 0.0
+    return sum(weight for token, weight in head if token in line_tokens) / head_weight

@@ -9,6 +9,7 @@ Each physical line is split where several runtime records run together, stripped
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shlex
 from collections import deque
@@ -35,6 +36,7 @@ from forensics.records import (
     StackTrace,
 )
 from forensics.parse.nrt_status import status_name, status_number
+from forensics.vocabulary import reads_as_failure
 
 MAX_RECORDS = 2000  # per record kind; a huge log of repeated errors keeps the first ones
 MAX_RETAINED = 20000  # lines kept for evidence and pattern matching
@@ -73,6 +75,20 @@ _NRT_RECORD_START = re.compile(
     r"(?<=\S)(?=\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d\.\d{4,6}\s)"
     r"|(?<=[^\d\s.:])\s*(?=\d{2,7}:\d{2,7} +(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL) +[A-Z][A-Z0-9_]*:)"
 )
+# The inf1 neuron-rtd daemon's `[NMGR:kmgr_create_eg] ...` / `[hal] ...` head (grammars/runtime.lark daemon_line).
+_DAEMON_HEAD = re.compile(r"\[(?:[A-Z][A-Z0-9_]{2,}:[^\]\s]+|[a-z]{3,5})\] ")
+# IPython's numbered source context under a frame; the arrow marks the line that failed.
+_IPYTHON_CONTEXT = re.compile(r"^\s*(-+>)?\s*\d+\s(.*)$")
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_JSON_MEMBER = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*")\s*,?$')
+_JSON_NOT_LOG = frozenset({"ename", "evalue", "output_type", "name"})
+# A traceback folded onto one line: where each frame starts, where its function name ends and its source
+# line begins, and where the final `SomeError: message` starts.
+_FOLDED_FRAME = re.compile(r"\s+(?=File \")")
+_FOLDED_FUNCTION = re.compile(r"^(File \"[^\"]+\", line \d+, in \S+)\s+(.+)$")
+_FOLDED_EXCEPTION = re.compile(r"\s+(?=(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): )")
+# A line a GitHub paste set in bold (`**...**`): the markers are the reporter's, not the producer's.
+_MARKDOWN_BOLD = re.compile(r"^\*\*(?=[^*\s])(.*[^*\s])\*\*\s*$")
 # Progress characters a tool printed without a newline, glued in front of the next record.
 _GLUED_PROGRESS = re.compile(r"^\.{2,}\s*(?=\S)")
 _ARGV_LIST = re.compile(r"\[\s*'(?:neuronx-cc|neuron-cc)'[^\]]*\]")
@@ -99,6 +115,8 @@ class _Assembler:
         self.open_traceback: PythonTraceback | None = None
         self.in_cut_here = False
         self.open_stack: StackTrace | None = None  # native or TorchScript frames being collected
+        self.frame_awaiting_code: Frame | None = None  # a Python frame whose source line may come next
+        self.named_by_header: PythonTraceback | None = None  # an IPython traceback its header named
         self.open_apis: dict[str, int] = {}  # NRT API trace: api -> line of its API:IN without API:OUT yet
         self.open_compile: int | None = None  # line of a compile start with no end seen yet
         self.last_error = 0  # line of the last record that reported an error
@@ -134,14 +152,18 @@ class _Assembler:
 
     def feed(self, number: int, raw: str) -> None:
         self.last_line = number
-        # A JSON-escaped paste (a notebook error cell, a log shipped as a JSON string) holds its lines as `\n`.
-        pieces = raw.split("\\n") if "\\n" in raw else [raw]
+        pieces = _unescaped(raw)
+        if len(pieces) == 1 and raw.count(' File "') > 1:
+            pieces = _unfold_traceback(raw)
+        # A line that decoded to one line of text is kept as that text; one that held several keeps its
+        # physical text, so that every line number still names one line.
+        shown = pieces[0] if len(pieces) == 1 else raw
         for piece in pieces:
             segments = _NRT_RECORD_START.split(piece) if piece.count(":") > 6 else [piece]
             for segment in segments:
                 if segment.startswith(".."):
                     segment = _GLUED_PROGRESS.sub("", segment)
-                self._feed_segment(number, raw, segment)
+                self._feed_segment(number, shown, segment)
 
     def _feed_segment(self, number: int, raw: str, segment: str) -> None:
         if not segment.strip():
@@ -149,7 +171,8 @@ class _Assembler:
             self.ice_field = None if self.ice_field != "Error message" else self.ice_field
             return
         self.last_text = number
-        if self.open_stack is not None and number > self.open_stack.end_line + 1:
+        # A Go frame's function call sits on the line between two path lines.
+        if self.open_stack is not None and number > self.open_stack.end_line + (2 if self.open_stack.syntax == "go" else 1):
             self.open_stack = None
         block_open = self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
         gated = number > UNGATED_LINES
@@ -167,6 +190,10 @@ class _Assembler:
             return
         before = self._record_count()
         body = _strip_prefixes(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
+        if body.startswith("**") and (bold := _MARKDOWN_BOLD.match(body)):
+            body = bold.group(1)
+        if self.frame_awaiting_code is not None:
+            self._frame_code(body)
         if self._classify(number, body):
             self._retain(number, raw)
             self.context_left = CONTEXT_LINES
@@ -190,7 +217,7 @@ class _Assembler:
 
     def _classify(self, number: int, body: str) -> bool:
         """Recognise the line's producer; True when the line carried something worth keeping."""
-        if body[:1].isdigit() or body.startswith("NRT:"):
+        if body[:1].isdigit() or body.startswith("NRT:") or _DAEMON_HEAD.match(body):
             for grammar in _timestamped_grammars(body):
                 tree = parse(grammar, body)
                 if tree is not None:
@@ -225,11 +252,12 @@ class _Assembler:
             level = parts.get("LEVEL")
             self._event(number, "compiler", level, parts.get("COMPONENT"), parts.get("PID"), text, parts)
             return self._message(number, text, producer="compiler", level=level, component=parts.get("COMPONENT"))
-        if shape in ("ice_border", "ice_title", "ice_field", "bir_header", "bir_field", "sg_error"):
+        if shape in ("ice_border", "ice_title", "ice_field", "bir_header", "bir_field", "bir_instruction", "sg_error"):
             self._compiler_block_line(number, shape, parts)
             return True
-        if shape in ("nrt_line", "syslog_line", "bare_line", "ccom_line"):
-            component = f"{parts['MODULE']}:{parts['FUNCTION']}" if "MODULE" in parts else "CCOM"
+        if shape in ("nrt_line", "syslog_line", "bare_line", "daemon_line", "ccom_line"):
+            component = (f"{parts['MODULE']}:{parts['FUNCTION']}" if "MODULE" in parts
+                         else parts.get("DAEMON_HEAD", "CCOM"))
             self._event(number, "runtime", parts.get("LEVEL"), component, parts.get("PID"), _clean(message), parts)
             if self.in_cut_here:
                 self._cut_here_field(number, _clean(message))
@@ -290,7 +318,7 @@ class _Assembler:
             found = self._continue_diagnostic(number, text)
         if producer is None and not found:
             # A plain line: keep it when it reads like a failure, for signature patterns and evidence.
-            return bool(_looks_like_failure(text))
+            return reads_as_failure(text)
         return found or producer is not None and (level or "").upper() in _KEEP_LEVELS
 
     def _plausible_code(self, diagnostic: Diagnostic, text: str) -> bool:
@@ -472,6 +500,12 @@ class _Assembler:
             attribute = {"Reason": "reason", "Instruction": "instruction", "Opcode": "opcode"}.get(key)
             if attribute:
                 setattr(self.open_bir, attribute, value)
+        elif shape == "bir_instruction":
+            _, opcode, instruction = parts["INSTRUCTION_HEAD"].rstrip(":").split(" ")
+            self._close_blocks()
+            self._add(self.log.bir, BirVerification.model_construct(
+                line=number, end_line=number, reason=value, instruction=instruction, opcode=opcode,
+                fields={"Instruction": instruction, "Opcode": opcode, "Reason": value}))
         elif shape == "sg_error":
             self._add(self.log.events, LogEvent.model_construct(producer="compiler", line=number, level="ERROR",
                                                 component="SG-ERROR", message=value))
@@ -537,24 +571,31 @@ class _Assembler:
 
     def _traceback_line(self, number: int, shape: str, parts: dict[str, str]) -> bool:
         if shape == "header":
-            self._open_traceback(number)
+            traceback = self._open_traceback(number)
+            if named := parts.get("IPY_HEADER"):
+                # IPython names the exception in its header; a paste often stops before the final line.
+                traceback.exception = named.split()[0]
+                self.named_by_header = traceback
             return True
         if shape in ("frame", "ipython_frame", "ipython_cell"):
             traceback = self.open_traceback or self._open_traceback(number)
             path = (parts.get("PATH") or parts.get("IPY_PATH") or "").strip('"') or f"Cell In{parts.get('CELL', '[]')}"
-            traceback.frames.append(Frame.model_construct(
+            frame = Frame.model_construct(
                 file=path, lineno=int(parts["LINENO"]) if "LINENO" in parts else None, function=parts.get("FUNC"),
-                syntax="python" if shape == "frame" else "ipython", line=number))
+                syntax="python" if shape == "frame" else "ipython", line=number, code=None)
+            traceback.frames.append(frame)
+            self.frame_awaiting_code = frame
             traceback.end_line = number
             return True
-        if shape in ("native_frame", "torchscript_frame"):
+        if shape in ("native_frame", "torchscript_frame", "go_frame"):
             self._stack_frame(number, shape, parts)
             return True
         # The final exception line: it closes the traceback (or stands alone, as pasted).
         message = _clean(parts.get("MESSAGE"))
         traceback = self.open_traceback
-        if traceback is None or traceback.exception is not None:
+        if traceback is None or traceback.exception is not None and traceback is not self.named_by_header:
             traceback = self._open_traceback(number)
+        self.named_by_header = None
         traceback.exception = parts["EXC_NAME"]
         traceback.message = message
         traceback.end_line = number
@@ -563,8 +604,24 @@ class _Assembler:
         self._message(number, message, producer=None, level=None, component=None)
         return True
 
+    def _frame_code(self, body: str) -> None:
+        """The source line under a frame: Python prints it indented; IPython prints numbered context lines
+        and marks the failing one with an arrow (`---> 174 result = ...`)."""
+        frame = self.frame_awaiting_code
+        assert frame is not None
+        if frame.syntax == "python":
+            self.frame_awaiting_code = None
+            text = body.strip()
+            if body[:1].isspace() and text and not text.startswith(("File ", "^", "~")):
+                frame.code = text
+        elif (context := _IPYTHON_CONTEXT.match(body)) is None:
+            self.frame_awaiting_code = None
+        elif context.group(1):
+            frame.code = context.group(2).strip()
+            self.frame_awaiting_code = None
+
     def _stack_frame(self, number: int, shape: str, parts: dict[str, str]) -> None:
-        syntax = "native" if shape == "native_frame" else "torchscript"
+        syntax = {"native_frame": "native", "torchscript_frame": "torchscript", "go_frame": "go"}[shape]
         if shape == "native_frame":
             body = parts["NATIVE_BODY"]
             paths = _NATIVE_PATH.findall(body)
@@ -572,8 +629,8 @@ class _Assembler:
             frame = Frame.model_construct(file=paths[-1] if paths else "", function=symbol.group(1) if symbol else None,
                                           syntax=syntax, line=number)
         else:
-            frame = Frame.model_construct(file=parts["TS_PATH"], lineno=int(parts["LINENO"]), function=parts.get("FUNC"),
-                                          syntax=syntax, line=number)
+            frame = Frame.model_construct(file=parts.get("TS_PATH") or parts["GO_PATH"], lineno=int(parts["LINENO"]),
+                                          function=parts.get("FUNC"), syntax=syntax, line=number)
         stack = self.open_stack
         if stack is None or stack.syntax != syntax:
             stack = self.open_stack = StackTrace.model_construct(line=number, end_line=number, syntax=syntax)
@@ -646,11 +703,7 @@ _COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeede
                           r"successfully compiled|compile(?:d)? (?:time|in)\b|fail|error|\bPASS\b")
 _API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
 _DIGITS = re.compile(r"\d+")
-_PREFIX_START = re.compile(r"^(?:\(|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20})")
-_FAILURE_WORDS = re.compile(
-    r"(?i)\b(?:error|fail(?:ed|ure)?|fatal|critical|exception|assert(?:ion)?|abort(?:ed)?|killed|timeout|"
-    r"not supported|unsupported|out-of-bound|cannot|could not|not available|not initialized|incompatible|unexpected)\b"
-)
+_PREFIX_START = re.compile(r"^(?:\(|\[(?:rank|default)\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20})")
 
 
 # Levelled chatter (INFO/DEBUG/TRACE) is most of a big log; only these words make such a line matter.
@@ -689,7 +742,7 @@ def _maybe_untimed_framework(body: str) -> bool:
 def _timestamped_grammars(body: str) -> tuple[str, ...]:
     """Which producers can own a line that starts with a digit, by where its timestamp puts its marks:
     NRT `2024-Jun-26 ...`, compiler `2024-08-15T14:51:41Z` / `06/16/2021 ...`, wrapper `2024-04-12 07:...`."""
-    if body.startswith("NRT:") or body[5:6].isalpha():
+    if body.startswith(("NRT:", "[")) or body[5:6].isalpha():
         return ("runtime",)
     if body[10:11] == "T" or body[2:3] == "/":
         return ("compiler",)
@@ -713,14 +766,60 @@ def legacy_status(name: str | None, text: str) -> str | None:
     return status_name(int(number.group(1))) if number else name
 
 
-def _looks_like_failure(text: str) -> bool:
-    return bool(_FAILURE_WORDS.search(text))
-
-
 def _maybe_traceback(body: str) -> bool:
     text = body.lstrip()
     return (text.startswith(("Traceback", "File ", "Cell In", "#")) or "Error" in text[:80] or "Exception" in text[:80]
-            or "Traceback" in text or text[:1].isdigit() and "# " in text[:6] or ".py(" in text)
+            or "Traceback" in text or text[:1].isdigit() and "# " in text[:6] or ".py(" in text or ".go:" in text)
+
+
+def _unescaped(raw: str) -> list[str]:
+    """The log lines a physical line holds. A saved notebook or a log shipped as JSON holds them as JSON
+    strings (one per line of a traceback list, or one string with `\\n` escapes); a colour terminal adds ANSI
+    escapes. Anything that does not decode is kept as it was."""
+    text = raw
+    stripped = raw.strip()
+    if stripped[:1] == '"' or stripped[:1] == "{" and stripped[-1:] == "}":
+        decoded = _json_strings(stripped)
+        if decoded is not None:
+            text = decoded
+    pieces = text.split("\\n") if "\\n" in text else text.split("\n")
+    return [_ANSI_ESCAPE.sub("", piece) for piece in pieces] if "\x1b" in text else pieces
+
+
+def _json_strings(text: str) -> str | None:
+    """The log text inside a JSON line: a string literal (`"...",`), a `"key": "value"` member, or an object
+    (a notebook output's `traceback` lines or stream `text`). A notebook's `ename` / `evalue` repeat the
+    traceback's last line ahead of the log, so they read as blank. None when the line is not JSON."""
+    member = _JSON_MEMBER.match(text)
+    if member and member.group(1) in _JSON_NOT_LOG:
+        return ""
+    literal = member.group(2) if member else text.rstrip(",")
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        log = [value[k] for k in ("traceback", "text") if k in value] or list(value.values())
+        strings = [v for v in log if isinstance(v, str)]
+        strings += [item for v in log if isinstance(v, list) for item in v if isinstance(item, str)]
+        return "\n".join(strings) if strings else None
+    return None
+
+
+def _unfold_traceback(line: str) -> list[str]:
+    """A traceback whose line breaks were lost on the way (a pasted web page, a log collector that joins a
+    record's lines): one frame, its source line and the final exception per line again."""
+    pieces = []
+    for part in _FOLDED_FRAME.split(line):
+        frame = _FOLDED_FUNCTION.match(part)
+        if frame is None:
+            pieces.append(part)
+            continue
+        code, *exception = _FOLDED_EXCEPTION.split(frame.group(2), maxsplit=1)
+        pieces += [frame.group(1), "    " + code, *exception]
+    return [p for p in pieces if p.strip()]
 
 
 def _strip_prefixes(segment: str) -> str:

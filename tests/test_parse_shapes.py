@@ -1,0 +1,147 @@
+"""The shapes users paste, read into records: each test gives a synthetic input in one shape, checks the record a
+user's finding rests on, and checks a near miss that must not produce it."""
+
+from __future__ import annotations
+
+import json
+
+from forensics.diagnose import analyze_text
+from forensics.parse import assemble
+
+
+def _parse(text: str):
+    log, _ = assemble("<test>", enumerate(text.splitlines(), 1))
+    return log
+
+
+def _top_family(text: str) -> str | None:
+    findings = analyze_text(text).findings
+    return findings[0].family if findings else None
+
+
+# --- the inf1 neuron-rtd daemon --------------------------------------------------------------------------
+
+DAEMON = """\
+May 04 02:18:56 ip-10-0-1-8.ec2.internal nrtd[20664]: [NMGR:kmgr_create_eg] Not enough free NCs to allocate 4 members group
+May 04 02:18:56 ip-10-0-1-8.ec2.internal nrtd[20664]: [NRTD:create_eg] create_eg() failed.
+"""
+
+
+def test_daemon_heads_behind_a_syslog_prefix_are_runtime_events():
+    events = _parse(DAEMON).events
+    assert [(e.producer, e.component, e.level) for e in events] == [
+        ("runtime", "NMGR:kmgr_create_eg", None), ("runtime", "NRTD:create_eg", None)]
+    assert _top_family(DAEMON) == "neuroncores-in-use"
+
+
+def test_bracketed_words_that_are_not_daemon_heads_stay_messages():
+    log = _parse("[INFO] compiling\n[NCC_IXLV002] barrier\n[ cut here ]\n[core.py:866] started\n")
+    assert not [e for e in log.events if e.component in ("INFO", "core.py:866")]
+    assert [d.code for d in log.diagnostics] == ["NCC_IXLV002"]
+
+
+def test_a_markdown_bold_line_reads_as_its_text():
+    text = "Jan 08 21:53:19 ip-10-0-0-31 nrtd[4154]: **[hal] request seq: 2, cmd: 1 timed out**\n"
+    assert [(e.component, e.message) for e in _parse(text).events] == [("hal", "request seq: 2, cmd: 1 timed out")]
+    assert _top_family(text) == "runtime-init-failure"
+    assert _top_family(text.replace("timed out", "completed")) is None  # the same head, nothing failed
+
+
+# --- tracebacks ------------------------------------------------------------------------------------------
+
+def test_ipython_header_names_the_exception_when_the_paste_stops_early():
+    text = ("StopIteration                             Traceback (most recent call last)\n"
+            "Cell In[4], line 2\n      1 x = 1\n----> 2 model.sample(ids)\n")
+    [traceback] = _parse(text).tracebacks
+    assert traceback.exception == "StopIteration"
+    assert traceback.frames[0].code == "model.sample(ids)"
+
+
+def test_ipython_final_line_closes_the_traceback_its_header_opened():
+    text = ("KeyError                                  Traceback (most recent call last)\n"
+            "Cell In[4], line 2\n----> 2 d['x']\n\nKeyError: 'x'\n")
+    [traceback] = _parse(text).tracebacks
+    assert (traceback.exception, traceback.message) == ("KeyError", "'x'")
+
+
+def test_python_frames_carry_the_source_line_that_failed():
+    text = ('Traceback (most recent call last):\n  File "train.py", line 538, in train\n'
+            '    optimizer.load_state_dict(state_dict["optimizer"])\n'
+            '    ^^^^^^^^^^^^^^^^^^^^^^^^^\nKeyError: \'optimizer\'\n')
+    [traceback] = _parse(text).tracebacks
+    assert traceback.frames[0].code == 'optimizer.load_state_dict(state_dict["optimizer"])'
+    assert _top_family(text) == "model-library-error"
+    # The same exception from a call that loads nothing is not a checkpoint failure.
+    assert _top_family(text.replace("optimizer.load_state_dict", "optimizer.step")) != "model-library-error"
+
+
+def test_a_traceback_folded_onto_one_line_is_unfolded():
+    text = ('Traceback (most recent call last): File "/app/run.py", line 9, in main run() '
+            'File "/venv/site-packages/torch_xla/core/xla_model.py", line 263, in _xla_real_device '
+            "raise RuntimeError('Invalid device format') RuntimeError: Invalid device format: cpu\n")
+    [traceback] = _parse(text).tracebacks
+    assert [f.function for f in traceback.frames] == ["main", "_xla_real_device"]
+    assert traceback.frames[1].code == "raise RuntimeError('Invalid device format')"
+    assert (traceback.exception, traceback.message) == ("RuntimeError", "Invalid device format: cpu")
+
+
+def test_go_panic_frames_form_one_stack():
+    text = ("2023/11/24 14:40:03 http: panic serving 10.2.3.4:5: runtime error: invalid memory address\n"
+            "goroutine 74 [running]:\nmain.filterHandler(0x1)\n"
+            "\t/build/src/cmd/k8s-neuron-scheduler/routes.go:44 +0x825\nnet/http.serverHandler.ServeHTTP(0x2)\n"
+            "\t/usr/local/go/src/net/http/server.go:2887 +0xa3\n")
+    [stack] = _parse(text).stacks
+    assert stack.syntax == "go"
+    assert [(f.file.rsplit("/", 1)[-1], f.lineno) for f in stack.frames] == [("routes.go", 44), ("server.go", 2887)]
+    assert _top_family(text) == "kubernetes-components"
+    assert _top_family(text.replace("k8s-neuron-scheduler", "my-web-app")) != "kubernetes-components"
+
+
+# --- containers of log text ------------------------------------------------------------------------------
+
+LOG = ("2024-Jan-22 08:41:06.0312    19:19    ERROR  TDRV:tdrv_get_dev_info   No neuron device available\n"
+       "2024-Jan-22 08:41:06.0313    19:19    ERROR   NRT:nrt_init   Failed to initialize devices, error:1\n")
+
+
+def test_a_notebook_error_cell_reads_like_the_log_it_holds():
+    cell = {"ename": "RuntimeError", "evalue": "Neuron runtime cannot be initialized", "output_type": "error",
+            "traceback": ["\x1b[0;31m-----\x1b[0m", *LOG.splitlines(), "\x1b[0;31mRuntimeError\x1b[0m: boom"]}
+    direct = [(f.signature, f.family) for f in analyze_text(LOG).findings]
+    saved = analyze_text(json.dumps(cell, indent=1)).findings  # one JSON string per line, as .ipynb files are
+    assert [(f.signature, f.family) for f in saved][:len(direct)] == direct
+    # All on one physical line, every finding shares line 1, so only the first is told apart.
+    assert (analyze_text(json.dumps(cell)).findings[0].signature, ) == (direct[0][0], )
+
+
+def test_ansi_colours_are_not_part_of_the_text():
+    coloured = LOG.replace("ERROR", "\x1b[31mERROR\x1b[0m")
+    assert [e.level for e in _parse(coloured).events] == ["ERROR", "ERROR"]
+
+
+def test_a_quoted_line_that_is_not_json_is_kept_as_written():
+    assert _parse('"unterminated quote: Killed\n').outcomes  # still read: the outcome is found
+
+
+def test_torchrun_rank_tags_are_stripped_like_other_prefixes():
+    tagged = "".join(f"[rank3]: {line}\n" for line in LOG.splitlines())
+    assert [e.component for e in _parse(tagged).events] == [e.component for e in _parse(LOG).events]
+
+
+# --- shapes inside messages ------------------------------------------------------------------------------
+
+def test_a_numeric_status_with_its_message_is_a_runtime_status():
+    [status] = _parse("RuntimeError: Could not load the model status=2 message=Invalid\n").nrt_statuses
+    assert (status.number, status.name) == (2, "NRT_INVALID")
+    assert not _parse("HTTP response status=200 OK\n").nrt_statuses
+
+
+def test_one_instruction_failing_a_backend_check_is_a_bir_record():
+    [bir] = _parse("Instruction DMACopy inst.32: DMA Copy in/out shape must match\n").bir
+    assert (bir.opcode, bir.instruction, bir.reason) == ("DMACopy", "inst.32", "DMA Copy in/out shape must match")
+    assert not _parse("Instruction: DMACopy\n").bir  # a field of a BIR block, with no block open
+
+
+def test_a_line_printed_at_an_error_level_is_a_failure_line_without_failure_words():
+    text = "F external/xla/xla/parse_flags_from_env.cc:224] Unknown flags in XLA_FLAGS: --xla_foo=1\n"
+    assert _top_family(text) == "version-skew"
+    assert _top_family(text.replace("F external", "I external")) is None
