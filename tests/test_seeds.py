@@ -1,4 +1,5 @@
-"""The five seed failures: the field contract of issue 2, checked through the CLI's JSON as tools see it."""
+"""The five seed failures: the field contract of issue 2, checked through the CLI's JSON as tools see it, and
+the knowledge corrections of issue 10 (item 8): what each seed's public thread and the docs support."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import SAMPLE_LOGS, run_cli
+from forensics.diagnose import analyze_path, analyze_text
+from forensics.knowledge import load_kb
 
 SEEDS = {
     "seed000_ncc_ixlv002_sendrecv_twice.log": ("NCC_IXLV002", {
@@ -70,3 +73,63 @@ def test_terminal_explanation_shows_every_section():
     for section in ("What failed", "Where", "Extracted fields", "What it means", "Why it may happen",
                     "What to try", "References", "NCC_INLA001", "line 12", ".to(torch.bfloat16).to(device)"):
         assert section in out, section
+
+
+# ------------------------------------------------------------------ knowledge corrections (issue 10, item 8)
+
+SEED000_TEXT = (SAMPLE_LOGS / "seed000_ncc_ixlv002_sendrecv_twice.log").read_text()
+
+
+def _finding(analysis, code):
+    return next(f for f in analysis.findings if f.code == code)
+
+
+def test_ixlv002_blames_sendrecv_only_when_the_barrier_names_are_send_recv():
+    """The seed's LocalSendRecv barriers keep the sendrecv hypothesis on top; the same log with all-reduce
+    barrier names (no send/recv anywhere in the message) must rank the general hypothesis first."""
+    seed = _finding(analyze_text(SEED000_TEXT, source="seed000"), "NCC_IXLV002")
+    assert seed.hypotheses[0].id == "sendrecv-kernel-called-twice"
+    assert {e.line for e in seed.hypotheses[0].evidence} == {16, 17}  # the two barrier-name lines
+
+    all_reduce = SEED000_TEXT.replace("LocalSendRecv-0_476_sr_cb_begin", "AllReduce-0_476_cc_cb_begin") \
+                             .replace("LocalSendRecv-0_176_sr_cb_begin", "AllReduce-0_176_cc_cb_begin")
+    assert "SendRecv" not in all_reduce and "sendrecv" not in all_reduce.lower()
+    finding = _finding(analyze_text(all_reduce, source="seed000 all-reduce"), "NCC_IXLV002")
+    assert finding.fields["expected_barrier"] == "AllReduce-0_476_cc_cb_begin"
+    ranked = [h.id for h in finding.hypotheses]
+    assert ranked[0] == "barrier-op-instantiated-twice", ranked
+    sendrecv = next(h for h in finding.hypotheses if h.id == "sendrecv-kernel-called-twice")
+    assert not sendrecv.evidence and sendrecv.check  # unsupported: it says what to check instead
+
+
+def test_ixlv002_core_barrier_variant_from_the_thread_is_not_blamed_on_sendrecv():
+    """aws-neuron-sdk#1298 was reproduced with nisa.core_barrier and no sendrecv (CoreBarrier-0_<id> names)."""
+    text = ("[INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers to have name CoreBarrier-0_480, "
+            "but core barrier 5 in subgraph 0 on core 1 has name CoreBarrier-0_180\n")
+    finding = _finding(analyze_text(text), "NCC_IXLV002")
+    assert finding.hypotheses[0].id == "barrier-op-instantiated-twice"
+
+
+def test_ixlv002_no_longer_offers_lnc1_alone_and_evrf066_explains_why():
+    """--lnc=1 with a kernel launched as kernel[2] is refused with NCC_EVRF066 (docs: a kernel's LNC degree must
+    match the compiler's), so the IXLV002 workarounds must not offer it on its own."""
+    kb = {s.id: s for s in load_kb().signatures}
+    ixlv002 = kb["ncc-ixlv002-core-barrier-name-mismatch"]
+    assert not any("--lnc=1" in (w.code or "") for w in ixlv002.workarounds)
+    lnc1 = next(w for w in ixlv002.workarounds if "LNC=1" in w.title)
+    assert "NCC_EVRF066" in lnc1.description and "[2]" in lnc1.description
+
+    finding = _finding(analyze_path(str(SAMPLE_LOGS / kb["ncc-evrf066-nki-kernel-lnc-mismatch"].sample_log)),
+                       "NCC_EVRF066")
+    assert finding.signature == "ncc-evrf066-nki-kernel-lnc-mismatch" and not finding.generic
+    assert finding.fields == {"kernel": "lnc2_reduce", "kernel_lnc": 2, "compiler_lnc": 1}
+    assert finding.hypotheses[0].id == "lnc-overridden-in-compiler-flags"
+    assert any("--lnc=1" in e.text for e in finding.hypotheses[0].evidence)
+
+
+def test_evrf066_kernel_without_a_degree_under_the_trn2_default():
+    text = ("2026-03-03T09:12:43Z ERROR 51402 [neuronx-cc]: [ERROR] [NCC_EVRF066] NKI kernel 'rmsnorm_kernel' "
+            "is configured with LNC=1, but neuronx-cc is using LNC=2.\n")
+    finding = _finding(analyze_text(text), "NCC_EVRF066")
+    assert finding.fields == {"kernel": "rmsnorm_kernel", "kernel_lnc": 1, "compiler_lnc": 2}
+    assert finding.hypotheses[0].id == "kernel-lnc-not-set"
