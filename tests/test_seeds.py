@@ -133,3 +133,28 @@ def test_evrf066_kernel_without_a_degree_under_the_trn2_default():
     finding = _finding(analyze_text(text), "NCC_EVRF066")
     assert finding.fields == {"kernel": "rmsnorm_kernel", "kernel_lnc": 1, "compiler_lnc": 2}
     assert finding.hypotheses[0].id == "kernel-lnc-not-set"
+
+
+def test_oob_offers_the_stale_cache_hypothesis_the_thread_had_to_rule_out():
+    finding = _finding(analyze_path(str(SAMPLE_LOGS / "seed001_nrt_exec_oob_vector_dge_nxdi.log")), "NRT_EXEC_OOB")
+    top = finding.hypotheses[0]
+    assert top.id == "nki-kernel-complexity-in-nxdi" and "unconfirmed" in top.title  # a lead, not a fact
+    stale = next(h for h in finding.hypotheses if h.id == "stale-compiled-artifact")
+    assert stale.check and "cache" in stale.check and "--cache_dir" in stale.check
+
+    cached = ("2026-04-14 09:10:02.000118:  31877  INFO ||NEURON_CC_WRAPPER||: Using a cached neff at "
+              "/var/tmp/neuron-compile-cache/neuronxcc-2.24.5133.0+58f8de22/MODULE_4f2a9c1be0d37e55+d4f1e8a0/model.neff. "
+              "Exiting with a successfully compiled graph.\n")
+    text = cached + (SAMPLE_LOGS / "seed001_nrt_exec_oob_vector_dge_nxdi.log").read_text()
+    with_cache = _finding(analyze_text(text), "NRT_EXEC_OOB")
+    stale = next(h for h in with_cache.hypotheses if h.id == "stale-compiled-artifact")
+    assert stale.evidence and stale.evidence[0].line == 1
+    assert stale.score > next(h.score for h in with_cache.hypotheses if h.id == "index-out-of-range")
+
+
+def test_inla001_workarounds_are_the_seed_fix_and_nothing_untested():
+    """The report verified one fix (cast the model, drop XLA_USE_BF16); --auto-cast=matmult was never tried."""
+    inla001 = {s.id: s for s in load_kb().signatures}["ncc-inla001-activation-tables-exceeded"]
+    first = inla001.workarounds[0]
+    assert "XLA_USE_BF16" in first.title and ".to(torch.bfloat16)" in (first.code or "")
+    assert not any("matmult" in f"{w.title} {w.description} {w.code}" for w in inla001.workarounds)
