@@ -1,15 +1,25 @@
-"""Every signature is tested through its own sample log, like a sqlfluff rule fixture: the sample must be
-diagnosed as that signature with the exact field values and top hypothesis its TOML [test] states."""
+"""Every signature is tested like a sqlfluff rule fixture, a pass case and a fail case: its own sample log
+must be diagnosed as that signature with the exact field values and top hypothesis its TOML [test] states,
+and its [test] near_miss (a neighbouring failure or a harmless line with the same words) must not be.
+The whole set of findings of every sample log is pinned, like ruff's snapshot tests, in
+tests/golden/sample_findings.json (regenerate with NFORENSICS_UPDATE_GOLDEN=1 after a deliberate change,
+and review the diff)."""
 
 from __future__ import annotations
+
+import difflib
+import json
+import os
+from pathlib import Path
 
 import pytest
 
 from conftest import SAMPLE_LOGS
-from forensics.diagnose import analyze_path
+from forensics.diagnose import analyze_path, analyze_text
 from forensics.knowledge import load_kb
 
 SIGNATURES = load_kb().signatures
+GOLDEN_FINDINGS = Path(__file__).resolve().parent / "golden" / "sample_findings.json"
 
 
 @pytest.mark.parametrize("signature", SIGNATURES, ids=lambda s: s.id)
@@ -44,3 +54,55 @@ def test_signature_ids_and_sample_logs_are_unique():
     assert len(ids) == len(set(ids))
     samples = [s.sample_log for s in SIGNATURES]
     assert len(samples) == len(set(samples)), "each signature needs its own sample log"
+
+
+# ------------------------------------------------------------------ the fail case: near misses
+
+WITH_NEAR_MISS = [s for s in SIGNATURES if s.test.near_miss]
+
+
+@pytest.mark.parametrize("signature", WITH_NEAR_MISS, ids=lambda s: s.id)
+def test_near_miss_is_not_diagnosed_as_its_signature(signature):
+    findings = analyze_text(signature.test.near_miss, source=f"{signature.id} near miss").findings
+    claimed = [(f.signature, f.tier) for f in findings if f.signature == signature.id]
+    folded = [f.signature for f in findings if any(e.note == signature.id for e in f.wrapped_by)]
+    assert not claimed and not folded, (
+        f"{signature.id}: its near miss was recognised as it (findings: {[(f.signature, f.tier) for f in findings]}, "
+        f"folded into: {folded}); tighten the signature's match, do not weaken the near miss")
+
+
+# ------------------------------------------------------------------ the whole set of findings: a snapshot
+
+def sample_findings() -> dict[str, list[list]]:
+    """Each signature's sample log -> its findings in rank order: [signature, tier], plus, for a finding that
+    folded envelopes, {"wrapped_by": the envelopes' signatures (exit 70, [F134]...)}. A family or generic
+    finding's signature is its family or generic id."""
+    snapshot = {}
+    for name in sorted({s.sample_log for s in SIGNATURES}):
+        rows = []
+        for finding in analyze_path(str(SAMPLE_LOGS / name)).findings:
+            row: list = [finding.signature, finding.tier]
+            if finding.wrapped_by:
+                row.append({"wrapped_by": [e.note for e in finding.wrapped_by]})
+            rows.append(row)
+        snapshot[name] = rows
+    return snapshot
+
+
+def _dump(snapshot: dict[str, list[list]]) -> str:
+    """One sample per line, so a diff names the sample whose findings changed."""
+    body = ",\n".join(f"  {json.dumps(name)}: {json.dumps(rows)}" for name, rows in snapshot.items())
+    return "{\n" + body + "\n}\n"
+
+
+def test_sample_findings_match_the_snapshot():
+    now = _dump(sample_findings())
+    if os.environ.get("NFORENSICS_UPDATE_GOLDEN"):
+        GOLDEN_FINDINGS.write_text(now)
+    assert GOLDEN_FINDINGS.exists(), f"no {GOLDEN_FINDINGS.name}: run with NFORENSICS_UPDATE_GOLDEN=1"
+    expected = GOLDEN_FINDINGS.read_text()
+    diff = "".join(difflib.unified_diff(expected.splitlines(True), now.splitlines(True),
+                                        "tests/golden/sample_findings.json", "now", n=0))
+    assert now == expected, (
+        "the findings of some sample logs changed; if the change is deliberate, review it and accept it with\n"
+        "  NFORENSICS_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_signatures.py -k snapshot\n" + diff[:6000])
