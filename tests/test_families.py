@@ -118,3 +118,40 @@ def test_a_printed_code_beats_a_wording_pattern_on_its_line():
            "Expected core barriers to have name a, but core barrier 1 in subgraph 0 on core 1 has name b\n")
     codes = {f.code for f in analyze_text(log).findings}
     assert "NCC_IXLV002" not in codes and codes & {"NCC_ITEN404", "NCC_IBIR243"}
+
+
+# ------------------------------------------------------------------ families that narrow others
+
+def test_refines_names_real_families_and_never_loops():
+    for family in FAMILIES:
+        assert set(family.refines) <= set(KB.families) - {family.id}, family.id
+    def broader(family_id: str, seen: tuple[str, ...] = ()) -> None:
+        assert family_id not in seen, f"refines loops: {' -> '.join((*seen, family_id))}"
+        for parent in KB.families[family_id].refines:
+            broader(parent, (*seen, family_id))
+    for family in FAMILIES:
+        broader(family.id)
+
+
+ICE_ONLY = """\
+2023-10-25T08:32:15Z ERROR 509 [neuronxcc.driver.CommandDriver]: ***************************************************************
+2023-10-25T08:32:15Z ERROR 509 [neuronxcc.driver.CommandDriver]:  An Internal Compiler Error has occurred
+2023-10-25T08:32:15Z ERROR 509 [neuronxcc.driver.CommandDriver]: ***************************************************************
+2023-10-25T08:32:15Z ERROR 509 [neuronxcc.driver.CommandDriver]: Error message:  {message}
+"""
+
+
+def test_a_narrower_family_is_the_finding_over_the_broad_one_it_refines():
+    # The ICE banner alone says "internal compiler error"; its message can say which limit was hit.
+    def top_families(message: str) -> list[str | None]:
+        text = ICE_ONLY.format(message=message)
+        return [f.family for f in analyze_lines("x", enumerate(text.splitlines(), 1), kb=_without_signatures()).findings]
+
+    assert top_families("unexpected state in pass FooBar")[0] == "compiler-internal-crash"
+    narrow = top_families("Too many instructions after unrolling: 9300000 exceeds the limit of 5000000")
+    assert narrow[0] == "compiler-resource-limit"
+    assert "compiler-internal-crash" not in narrow  # one failure, one finding
+
+
+def _without_signatures():
+    return build([], families=KB.families)

@@ -22,6 +22,7 @@ from forensics.knowledge.matcher import Claim, match
 from forensics.knowledge.schema import Family, Signature
 from forensics.parse import assemble
 from forensics.records import (
+    ERROR_LEVELS,
     SEVERITY_RANK,
     TIER_RANK,
     Analysis,
@@ -86,7 +87,7 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
     findings += families
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
-    findings = _fold_envelopes(sorted(findings, key=_rank))
+    findings = _fold_envelopes(_cause_first(sorted(findings, key=_rank), log, kb))
     return Analysis.model_construct(source=log.source, findings=findings, environment=log.environment,
                     total_lines=log.total_lines, truncated=log.truncated)
 
@@ -96,13 +97,50 @@ def _rank(finding: Finding) -> tuple:
     return (TIER_RANK[finding.tier], finding.envelope, SEVERITY_RANK[finding.severity], first_line)
 
 
+def _cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> list[Finding]:
+    """A runtime failure cascades: one process prints the error that failed first (`TDRV:dma_ring_allocate`)
+    and then each caller's failure up the stack (`NMGR:stage_kelf_models`, `... err: 4`). When the top
+    finding sits in such a run of error lines, the finding on the run's earliest line is the cause and goes
+    first, whatever its tier; unless it is only a broad family (one others refine, "a runtime execution
+    error"), which says too little to be called a cause."""
+    if len(findings) < 2 or not findings[0].evidence:
+        return findings
+    broad = {parent for family in kb.families.values() for parent in family.refines}
+    run = _error_run(log, findings[0].evidence[0].line)
+    earlier = [f for f in findings[1:] if f.tier != "generic" and f.evidence and f.evidence[0].line in run
+               and f.evidence[0].line < findings[0].evidence[0].line
+               and not (f.tier == "family" and f.family in broad)]
+    if not earlier:
+        return findings
+    cause = min(earlier, key=lambda f: f.evidence[0].line)
+    return [cause] + [f for f in findings if f is not cause]
+
+
+def _error_run(log: ParsedLog, line: int | None) -> set[int]:
+    """The lines of the run of runtime error records, from one process and at most one line apart, that
+    holds `line` (empty when that line is not a runtime error record)."""
+    errors = {e.line: e.pid for e in log.events
+              if e.producer == "runtime" and (e.level or "").upper() in ERROR_LEVELS}
+    if line not in errors:
+        return set()
+    pid, run = errors[line], {line}
+    for step in (-1, 1):
+        at = line
+        while (nxt := next((at + d * step for d in (1, 2) if errors.get(at + d * step, -1) == pid), None)):
+            run.add(nxt)
+            at = nxt
+    return run
+
+
 def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int]) -> list[FamilyHit]:
     """Family hits that say something the exact findings do not: not a family an exact finding already
     refines, not lines exact findings already hold. Of the rest, one per component (one failure, one
-    finding): the most confident, the earliest on a tie, with the others' lines and fields added."""
+    finding): a family another hit narrows comes last, then the most confident, the earliest on a tie;
+    the first is kept with the others' lines and fields added."""
     refined = {f.family for f in findings}
+    narrowed = {broader for hit in hits for broader in hit.family.refines}
     kept: dict[str, FamilyHit] = {}
-    for hit in sorted(hits, key=lambda h: (-h.confidence, h.lines[:1])):
+    for hit in sorted(hits, key=lambda h: (h.family.id in narrowed, -h.confidence, h.lines[:1])):
         if hit.family.id in refined or (hit.lines and set(hit.lines) <= claimed):
             continue
         holder = kept.get(hit.family.component)

@@ -300,6 +300,9 @@ class Family(Strict):
     summary: str
     meaning: str
     envelope: bool = False  # it wraps a root cause reported elsewhere (a wrapper's "compilation failed")
+    # Broader families this one narrows (a tensorizer error is also an internal compiler error): when both
+    # hold on one input, this one is the finding, however their selectors' confidences compare.
+    refines: list[str] = Field(default_factory=list)
     detect: list[Detect] = Field(default_factory=list)
     hypotheses: list[HypothesisSpec] = Field(default_factory=list)
     workarounds: list[WorkaroundSpec] = Field(default_factory=list)

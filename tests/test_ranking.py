@@ -1,0 +1,28 @@
+"""Which finding comes first: a cause printed earlier beats the symptoms its callers print after it."""
+
+from __future__ import annotations
+
+from forensics.diagnose import analyze_text
+
+CASCADE = """\
+2021-Dec-03 08:02:36.0093  5110:5110  ERROR  TDRV:dma_ring_allocate                       No more pages for ring type: 1
+2021-Dec-03 08:02:36.0093  5110:5110  ERROR  TDRV:kbl_model_add                           create_data_refill_rings() error
+2021-Dec-03 08:02:36.0120  5110:5110  ERROR  NMGR:dlr_kelf_stage                          Failed to load subgraph
+2021-Dec-03 08:02:36.0120  5110:5110  ERROR  NMGR:stage_kelf_models                       Failed to stage graph: kelf-a.json to NeuronCore
+2021-Dec-03 08:02:36.0125  5110:5110  ERROR  NMGR:kmgr_load_nn_post_metrics               Failed to load NN: /tmp/tmpt83tcdeo, err: 4
+"""
+
+
+def test_the_first_error_of_a_runtime_cascade_is_the_top_finding():
+    findings = analyze_text(CASCADE).findings
+    assert findings[0].family == "runtime-dma-limits"
+    assert findings[0].evidence[0].line == 1
+    assert len(findings) > 1  # the callers' failures are still listed, after it
+
+
+def test_errors_of_another_process_are_not_its_cause():
+    lines = CASCADE.splitlines()
+    # The ring error came from another process, minutes apart from the load that failed.
+    other = lines[0].replace("5110:5110", "7777:7777")
+    text = "\n".join([other, "unrelated progress line", "another one", *lines[2:]]) + "\n"
+    assert analyze_text(text).findings[0].family != "runtime-dma-limits"
