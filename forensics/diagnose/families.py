@@ -160,7 +160,9 @@ class _Facts:
                 lines.append(self.log.bir[0].line)
                 fields.setdefault("stage", "verifier")
             elif structure == "compiler_assertion":
-                lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])][:3]
+                # Not a Python `assert` statement quoted under a traceback frame: that is source code.
+                lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])
+                          and not text.lstrip().startswith("assert ")][:3]
             elif structure == "cache_replay":
                 lines += [n for n, text in self.failure_lines if "cache" in text and "fail" in text
                           and ("neff" in text or "compil" in text)][:3]
