@@ -158,3 +158,20 @@ def test_inla001_workarounds_are_the_seed_fix_and_nothing_untested():
     first = inla001.workarounds[0]
     assert "XLA_USE_BF16" in first.title and ".to(torch.bfloat16)" in (first.code or "")
     assert not any("matmult" in f"{w.title} {w.description} {w.code}" for w in inla001.workarounds)
+
+
+SEED_ISSUES = {
+    "ncc-ixlv002-core-barrier-name-mismatch": 1298,
+    "nrt-exec-oob-dge-scatter-gather": 1306,
+    "nrt-load-unsupported-instruction": 1311,
+    "ncc-inla001-activation-tables-exceeded": 1314,
+    "ncc-iten404-bircodegenloop-partition-alignment": 1295,
+}
+
+
+@pytest.mark.parametrize("signature_id", SEED_ISSUES)
+def test_seed_signature_links_its_own_public_issue(signature_id):
+    signature = {s.id: s for s in load_kb().signatures}[signature_id]
+    urls = [r.url for r in signature.references]
+    assert urls[0] == f"https://github.com/aws-neuron/aws-neuron-sdk/issues/{SEED_ISSUES[signature_id]}"
+    assert not any(u.rstrip("/").endswith("/issues") for u in urls)  # never just the issues list page
