@@ -46,7 +46,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
     python = sys.executable
-    # One warm-up each so both sides start with the same OS file cache and lark's parser cache.
+    # One warm-up each so both sides start with the same OS file cache and nforensics' disk cache.
     _median_seconds([python, "-m", "forensics.cli", "explain", str(SEED)], 1)
     baseline = _median_seconds([python, "-c", "import typer, rich, pydantic, lark"], args.runs)
     floor = _median_seconds([python, "-c", _STACK_FLOOR], args.runs)

@@ -1,25 +1,39 @@
 """Results that are slow to compute and rarely change, cached on disk between runs.
 
-Validating the catalogue's signature files compiles hundreds of regular expressions (about a second), and scanning
-every installed distribution for signature-pack entry points takes a few hundred milliseconds; a process
-that starts for one `explain` cannot afford either each time. Each result is keyed by the nforensics
-version and a stamp of its inputs (file names, sizes, mtimes), so any change recomputes it. Like lark's
-parser cache it is an optimisation only: an unreadable or unwritable cache is ignored.
+Validating the catalogue's signature files compiles hundreds of regular expressions, and scanning every
+installed distribution for signature-pack entry points takes a few hundred milliseconds; a process that
+starts for one `explain` cannot afford either each time. Each result is keyed by the nforensics version and
+a stamp of its inputs (file names, sizes, mtimes), so any change recomputes it. It is an optimisation
+only: an unreadable or unwritable cache is ignored, silently.
+
+A cache on a shared machine (a self-hosted CI runner, a login node) is an attack surface, so:
+- the folder is private: created 0700, and used only when it is a real folder (not a symlink) owned by
+  this user that nobody else can write to (a 0755 folder of ours is tightened to 0700; one that others
+  could write to, or another user's, is refused and the run goes on without cache);
+- each file is opened without following symlinks and read only when this user owns it;
+- the format cannot execute code: JSON, whose few tagged objects (tuples, dates, the catalogue's pydantic
+  models) are rebuilt from an allow-list of types. A planted file can at worst be a cache miss.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
+import json
 import os
-import pickle
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from forensics import __version__
 
 T = TypeVar("T")
+
+FORMAT = "json-1"  # part of every key: a change of encoding never reads an older file
+_OWNER_ONLY = 0o700
+_MAX_BYTES = 64 * 1024 * 1024  # a cache file larger than this is not ours to read
 
 
 def cache_dir() -> Path:
@@ -28,6 +42,30 @@ def cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "nforensics"
+
+
+def _mine(info: os.stat_result) -> bool:
+    return not hasattr(os, "getuid") or info.st_uid == os.getuid()
+
+
+def private_dir() -> Path | None:
+    """The cache folder, made private to this user, or None when it cannot be had safely."""
+    path = cache_dir()
+    try:
+        path.mkdir(mode=_OWNER_ONLY, parents=True, exist_ok=True)
+        info = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISDIR(info.st_mode) or not _mine(info):
+        return None  # a symlink (even to a folder of ours) or another user's folder
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None  # others could have planted files in it: nothing in it is trusted
+    if info.st_mode & 0o077:
+        try:  # readable by others only (0755, as earlier versions created it): tighten, the content is ours
+            os.chmod(path, _OWNER_ONLY)
+        except OSError:
+            return None
+    return path
 
 
 def stamp(paths: Iterable[Path]) -> list[str]:
@@ -42,21 +80,122 @@ def stamp(paths: Iterable[Path]) -> list[str]:
     return parts
 
 
+# ---------------------------------------------------------------- encoding
+
+_TUPLE, _MODEL, _PAIRS = "__tuple__", "__model__", "__pairs__"
+_TIMES = {"__date__": _dt.date, "__datetime__": _dt.datetime, "__time__": _dt.time}
+_TAGS = {_TUPLE, _MODEL, _PAIRS, *_TIMES}
+
+
+class _Unsupported(Exception):
+    """A value this cache does not store (it is then computed every time)."""
+
+
+def _models() -> dict[str, type]:
+    """The pydantic models a cache file may name: the catalogue's schema, nothing else."""
+    from pydantic import BaseModel
+
+    from forensics.knowledge import schema
+
+    return {name: value for name, value in vars(schema).items()
+            if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == schema.__name__}
+
+
+def _encode(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, tuple):
+        return {_TUPLE: [_encode(v) for v in value]}
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise _Unsupported("dict with non-string keys")
+        if _TAGS & value.keys():
+            return {_PAIRS: [[k, _encode(v)] for k, v in value.items()]}
+        return {k: _encode(v) for k, v in value.items()}
+    for tag, kind in _TIMES.items():  # datetime before date: a datetime is a date
+        if type(value) is kind:
+            return {tag: value.isoformat()}
+    if hasattr(value, "model_fields") and hasattr(value, "__pydantic_fields_set__"):
+        if type(value).__name__ not in _models():
+            raise _Unsupported(f"model {type(value).__name__}")
+        return {_MODEL: type(value).__name__,
+                "fields": {name: _encode(getattr(value, name)) for name in type(value).model_fields},
+                "set": sorted(value.__pydantic_fields_set__)}
+    raise _Unsupported(type(value).__name__)
+
+
+def _decoder() -> Callable[[dict[str, Any]], Any]:
+    models = _models()
+
+    def hook(obj: dict[str, Any]) -> Any:
+        if len(obj) == 1:
+            (tag, payload), = obj.items()
+            if tag == _TUPLE:
+                return tuple(payload)
+            if tag == _PAIRS:
+                return {k: v for k, v in payload}
+            if tag in _TIMES:
+                return _TIMES[tag].fromisoformat(payload)
+        elif obj.keys() == {_MODEL, "fields", "set"}:
+            model = models.get(obj[_MODEL])
+            if model is None:
+                raise _Unsupported(f"model {obj[_MODEL]!r}")
+            # Built without validation: the file is this user's own, written from validated models.
+            return model.model_construct(_fields_set=set(obj["set"]), **obj["fields"])
+        return obj
+
+    return hook
+
+
+# ---------------------------------------------------------------- files
+
+def _read(target: Path) -> Any:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(target, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or not _mine(info) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise _Unsupported("not a private file of this user")
+        if info.st_size > _MAX_BYTES:
+            raise _Unsupported("too large")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(_MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    return json.loads(data, object_hook=_decoder())
+
+
+def _write(folder: Path, target: Path, value: Any) -> None:
+    text = json.dumps(_encode(value), separators=(",", ":"), allow_nan=False)
+    fd, name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")  # 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(name, target)
+    except BaseException:
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+        raise
+
+
 def remember(kind: str, inputs: list[str], compute: Callable[[], T]) -> T:
     """`compute()`, or its earlier result when `inputs` (a stamp) are unchanged."""
-    key = hashlib.sha256("\0".join([__version__, kind, *inputs]).encode()).hexdigest()[:24]
-    target = cache_dir() / f"{kind}-{key}.pickle"
+    folder = private_dir()
+    if folder is None:
+        return compute()
+    key = hashlib.sha256("\0".join([__version__, FORMAT, kind, *inputs]).encode()).hexdigest()[:24]
+    target = folder / f"{kind}-{key}.json"
     try:
-        with target.open("rb") as handle:
-            return pickle.load(handle)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        pass
+        return _read(target)
+    except (OSError, ValueError, TypeError, RecursionError, _Unsupported):
+        pass  # missing, planted, truncated or from another layout: compute it again
     result = compute()
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("wb", dir=target.parent, delete=False) as handle:
-            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(handle.name, target)
-    except (OSError, pickle.PicklingError):
+        _write(folder, target, result)
+    except (OSError, ValueError, TypeError, RecursionError, _Unsupported):
         pass
     return result
