@@ -21,6 +21,19 @@ from forensics.knowledge import load_kb
 SIGNATURES = load_kb().signatures
 GOLDEN_FINDINGS = Path(__file__).resolve().parent / "golden" / "sample_findings.json"
 
+# Signatures that have no near miss yet, each with the reason. Keep this short: every other signature
+# must carry one in its [test] table.
+NO_NEAR_MISS_YET = {
+    # seed signatures: near misses come with the seed corrections
+    "ncc-ixlv002-core-barrier-name-mismatch",
+    "nrt-exec-oob-dge-scatter-gather",
+    "nrt-load-unsupported-instruction",
+    "ncc-inla001-activation-tables-exceeded",
+    "ncc-iten404-bircodegenloop-partition-alignment",
+    # being written in another change (NKI kernel LNC mismatch): its near miss comes with it
+    "ncc-evrf066-nki-kernel-lnc-mismatch",
+}
+
 
 @pytest.mark.parametrize("signature", SIGNATURES, ids=lambda s: s.id)
 def test_sample_log_is_diagnosed_as_its_signature(signature):
@@ -69,6 +82,13 @@ def test_near_miss_is_not_diagnosed_as_its_signature(signature):
     assert not claimed and not folded, (
         f"{signature.id}: its near miss was recognised as it (findings: {[(f.signature, f.tier) for f in findings]}, "
         f"folded into: {folded}); tighten the signature's match, do not weaken the near miss")
+
+
+def test_every_signature_has_a_near_miss():
+    unknown = sorted(NO_NEAR_MISS_YET - {s.id for s in SIGNATURES})
+    assert not unknown, f"NO_NEAR_MISS_YET names signatures that do not exist: {unknown}"
+    missing = sorted(s.id for s in SIGNATURES if not s.test.near_miss and s.id not in NO_NEAR_MISS_YET)
+    assert not missing, f"signatures without a [test] near_miss: {missing}"
 
 
 # ------------------------------------------------------------------ the whole set of findings: a snapshot
