@@ -14,7 +14,7 @@ import io
 import json
 import tarfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from forensics.ci import write_file
@@ -27,6 +27,7 @@ from forensics.render.report import (
     REPRO_EMBED_BYTES,
     URL_LIMIT,
     IssueForm,
+    likely_duplicates,
     PrefilledUrl,
     ReportInput,
     build_form,
@@ -62,6 +63,7 @@ class Report:
     url: PrefilledUrl | None = None
     bundle_dir: Path | None = None
     archive: Path | None = None
+    duplicates: list[str] = field(default_factory=list)  # public reports that may already be this issue
 
 
 def _read_text(path: str) -> str:
@@ -141,7 +143,7 @@ def make_report(options: ReportOptions) -> Report:
     )
     form = build_form(report_input, redactor)
     markdown = render_markdown(form)
-    report = Report(form=form, text=markdown, markdown=markdown)
+    report = Report(form=form, text=markdown, markdown=markdown, duplicates=likely_duplicates(analysis))
     if options.url:
         report.url = prefill_url(form)
     if options.format == "json":
@@ -162,7 +164,7 @@ def stdout_text(report: Report, options: ReportOptions, output: str | None) -> s
 def write_report_file(report: Report, output: str | None, log_spec: str) -> list[str]:
     """Write the report to `output` when asked, and when a `--url` had to leave fields out (they then
     point at a Markdown file, so one must exist). Returns the notes to show the user."""
-    notes: list[str] = []
+    notes: list[str] = [f"before filing: {duplicate}" for duplicate in report.duplicates]
     if output:
         write_file(output, report.text)
     if report.bundle_dir is not None:

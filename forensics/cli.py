@@ -152,6 +152,33 @@ def codes(
     sys.stdout.write(render_entries(entries, format))
 
 
+@app.command()
+def cases(
+    query: Optional[str] = typer.Argument(None, help="Words to find in titles and error lines, or REPO#N to print one report."),
+    code: Optional[str] = typer.Option(None, "--code", help="Reports that print this code (TEN404, NCC_EOOM001, NRT_EXEC_OOB)."),
+    family: Optional[str] = typer.Option(None, "--family", help="Reports of this failure family (see `nforensics codes`)."),
+    repo: Optional[str] = typer.Option(None, "--repo", help="Reports of this repository (owner/name or name)."),
+    format: str = typer.Option("text", "--format", "-f", help="text or json."),
+    kb: List[Path] = _KB,
+) -> None:
+    """Search the public reports nforensics knows (the case base), or print one: `cases aws-neuron-sdk#1298`."""
+    from forensics.knowledge import load_kb
+    from forensics.knowledge.cases import load_cases
+    from forensics.render import check_format
+    from forensics.render.cases import render_case, render_list, select
+
+    check_format(format)
+    known = load_cases(load_kb(kb))
+    if query and "#" in query:
+        name, _, number = query.rpartition("#")
+        found = [c for c in known if number.isdigit() and int(number) == c.number and name in (c.repo, c.repo.split("/")[-1])]
+        if not found:
+            raise InputError(f"no public report {query!r} in the case base (search with `nforensics cases WORDS`)")
+        sys.stdout.write(render_case(found[0], format))
+        return
+    sys.stdout.write(render_list(select(known, text=query, code=code, family=family, repo=repo), format))
+
+
 # ---------------------------------------------------------------- artifacts: NEFF files, compile cache, NKI source
 
 

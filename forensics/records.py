@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.1"  # 1.1 adds tier, family, confidence and wrapped_by to findings
+SCHEMA_VERSION = "1.2"  # 1.1 adds tier, family, confidence and wrapped_by to findings; 1.2 similar_reports
 
 Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
 Severity = Literal["error", "warning", "note"]
@@ -237,6 +237,22 @@ class FixedIn(Record):
     summary: str | None = None  # "fixed in neuronx-cc X (Neuron SDK Y): upgrade (the input shows ...)"
 
 
+class SimilarReport(Record):
+    """A public issue thread whose error resembles a finding's (forensics/knowledge/cases/)."""
+
+    repo: str  # owner/name
+    number: int
+    url: str
+    title: str
+    state: Literal["open", "closed"] | None = None
+    family: str
+    signature: str | None = None
+    fixed_in: str | None = None
+    answer: str | None = None  # what the maintainers (or the thread's resolution) said, in one line
+    workaround: str | None = None
+    closeness: float  # 0-1: the share of the report's error tokens (anchor-weighted) the finding shows
+
+
 class Finding(Record):
     code: str | None
     signature: str
@@ -260,6 +276,7 @@ class Finding(Record):
     confidence: float = 0.9  # how sure the recognition is (0-1), from how it matched: not a probability of the cause
     wrapped_by: list[Evidence] = Field(default_factory=list)  # envelopes folded into this finding (exit 70, ...)
     hypotheses_undetermined: bool = False  # no evidence in the input favours one hypothesis over another
+    similar_reports: list[SimilarReport] = Field(default_factory=list)  # closest public threads, best first
 
 
 class Analysis(Record):

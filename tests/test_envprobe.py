@@ -163,9 +163,15 @@ def test_report_env_here_adds_the_machine(neuron_machine):
     log = neuron_machine / "e.log"
     log.write_text("[INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers to have name\n")
     _, out, err = cli("report", log, "--env-here", "-f", "json")
-    assert err == ""
+    assert not _notes_other_than_duplicates(err)
     fields = json.loads(out)["fields"]
     assert fields["instancetype"] == "trn1.32xlarge (probed on the failing machine)"
     assert "aws-neuronx-runtime-lib 2.21.41.0-fb1705f5f" in fields["release"]
     assert fields["neuronx-cc-version"] == "NeuronX Compiler version 2.23.6484.0+3b612583"
     assert "acme-private-models" not in json.dumps(fields)
+
+
+def _notes_other_than_duplicates(stderr: str) -> list[str]:
+    """stderr lines other than the note naming a public report this one may duplicate (the seeds' own
+    threads are in the case base, so their reports rightly name them)."""
+    return [line for line in stderr.splitlines() if not line.startswith("nforensics: before filing: this looks like")]

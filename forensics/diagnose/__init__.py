@@ -15,12 +15,15 @@ from forensics.diagnose.evidence import Facts, lines_between, rank_hypotheses
 from forensics.diagnose.families import FamilyHit, detect_families
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from forensics.diagnose.generic import generic_findings
+from forensics.diagnose.similar import Match as SimilarMatch
+from forensics.diagnose.similar import case_index, similar_reports
 from forensics.diagnose.versions import resolve_fixed_in
 from forensics.ingest import read_lines, text_lines
 from forensics.knowledge import KnowledgeBase, compiled, load_kb
 from forensics.knowledge.matcher import Claim, match
 from forensics.knowledge.schema import Family, Signature
 from forensics.parse import assemble
+from forensics.vocabulary import reads_as_failure
 from forensics.records import (
     ERROR_LEVELS,
     SEVERITY_RANK,
@@ -59,12 +62,14 @@ def analyze_path(spec: str, *, facts: Facts | None = None, kb_dirs: Sequence[Pat
 
 
 def analyze_text(text: str, source: str = "<text>", *, facts: Facts | None = None,
-                 kb_dirs: Sequence[Path | str] = ()) -> Analysis:
-    return analyze_lines(source, text_lines(text), facts=facts, kb=load_kb(kb_dirs))
+                 kb_dirs: Sequence[Path | str] = (), exclude_cases: frozenset[str] = frozenset()) -> Analysis:
+    return analyze_lines(source, text_lines(text), facts=facts, kb=load_kb(kb_dirs), exclude_cases=exclude_cases)
 
 
 def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts | None = None,
-                  kb: KnowledgeBase | None = None, artifacts: Artifacts | None = None) -> Analysis:
+                  kb: KnowledgeBase | None = None, artifacts: Artifacts | None = None,
+                  exclude_cases: frozenset[str] = frozenset()) -> Analysis:
+    """`exclude_cases`: URLs of public reports not to show (measuring on a log taken from that very thread)."""
     log, retained = assemble(source, lines)
     known = dict(facts or {})
     if artifacts is not None:
@@ -72,14 +77,21 @@ def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts
 
         device = artifacts.device or log.environment.instance_type or log.environment.target
         known = facts_for(artifacts.neff, artifacts.source, device) | known
-    return diagnose(log, retained, kb or load_kb(), known)
+    return diagnose(log, retained, kb or load_kb(), known, exclude_cases)
 
+
+# The lowest tier: a log no signature or family explains, whose failure line is this close to a public report.
+SIMILAR_TIER_CLOSENESS = 0.95  # every token of one of the report's error lines, anchors included
+SIMILAR_TIER_LINES = 40  # the last failure lines searched for it
+SIMILAR_TIER_BASE, SIMILAR_TIER_SPAN = 0.1, 0.3  # confidence 0.31-0.4: below every family (0.45 and up)
+REPORTED_FINDINGS = 5  # findings that get their similar reports looked up
 
 # How sure an exact recognition is, by what matched: a printed code or status, or the wording.
 _CLAIM_CONFIDENCE = {"code": 0.95, "status": 0.9, "pattern": 0.85, "template": 0.7}
 
 
-def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, facts: Facts) -> Analysis:
+def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, facts: Facts,
+             exclude_cases: frozenset[str] = frozenset()) -> Analysis:
     claims = match(kb, log, retained)
     findings = [_finding(group, log, retained, facts) for group in _by_signature(claims)]
     claimed = {n for c in claims for n in range(c.line, c.end_line + 1)}
@@ -88,6 +100,7 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     findings += families
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
     findings = _fold_envelopes(_cause_first(sorted(findings, key=_rank), log, kb))
+    findings = _with_similar_reports(findings, log, retained, kb, facts, exclude_cases)
     return Analysis.model_construct(source=log.source, findings=findings, environment=log.environment,
                     total_lines=log.total_lines, truncated=log.truncated)
 
@@ -95,6 +108,38 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
 def _rank(finding: Finding) -> tuple:
     first_line = finding.evidence[0].line if finding.evidence else 0
     return (TIER_RANK[finding.tier], finding.envelope, SEVERITY_RANK[finding.severity], first_line)
+
+
+def _with_similar_reports(findings: list[Finding], log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase,
+                          facts: Facts, exclude: frozenset[str]) -> list[Finding]:
+    """The closest public reports under each finding; and when neither a signature nor a family explains the
+    log, the closest report's family as a finding of tier `similar` (low confidence), before generic ones."""
+    index = case_index(kb)
+    if not any(f.tier in ("exact", "family") for f in findings):
+        failures = [line for line in retained if reads_as_failure(line.text)][-SIMILAR_TIER_LINES:]
+        matches = [m for m in index.search([line.text for line in failures]) if m.case.url not in exclude]
+        if matches and matches[0].closeness >= SIMILAR_TIER_CLOSENESS and matches[0].case.family in kb.families:
+            findings = [_similar_finding(matches[0], failures[matches[0].text], log, retained, kb, facts), *findings]
+    for finding in findings[:REPORTED_FINDINGS]:
+        texts = [e.text for e in finding.evidence[:4] if e.text] or [finding.summary]
+        family = frozenset({finding.family}) if finding.family and finding.tier != "generic" else None
+        finding.similar_reports = similar_reports(index, texts, finding.signature, family, exclude)
+    return findings
+
+
+def _similar_finding(match: SimilarMatch, line: SourceLine, log: ParsedLog, retained: list[SourceLine],
+                     kb: KnowledgeBase, facts: Facts) -> Finding:
+    case = match.case
+    family = kb.families[case.family]
+    evidence = lines_between(retained, line.line, line.line)
+    finding = _from_knowledge(family, family.id, line.text.strip(), {}, evidence, log)
+    finding.title = f"Resembles {case.repo}#{case.number}: {case.title}"
+    finding.tier, finding.family = "similar", family.id
+    finding.confidence = round(SIMILAR_TIER_BASE + SIMILAR_TIER_SPAN * match.closeness, 2)
+    finding.fingerprint = fingerprint(family.id, line.text, f"{case.repo}#{case.number}")
+    finding.hypotheses = rank_hypotheses(family.hypotheses, finding, log.environment, retained, facts)
+    finding.hypotheses_undetermined = _undetermined(finding)
+    return finding
 
 
 def _cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> list[Finding]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from os import PathLike
 from pathlib import Path
@@ -42,6 +42,7 @@ class KnowledgeBase:
     by_status: tuple[Signature, ...] = ()
     by_exit_code: tuple[Signature, ...] = ()
     families: dict[str, Family] = field(default_factory=dict)  # id -> family, in file-name order
+    pack_folders: tuple[str, ...] = ()  # signature packs in load order; their cases/ folders add cases
 
     def get(self, key: str) -> Signature | None:
         """A signature by id or by code (case-insensitive), as `nforensics codes KEY` looks it up."""
@@ -169,7 +170,7 @@ def _with_packs(folders: tuple[str, ...]) -> KnowledgeBase:
         if not pack:
             raise InputError(f"{folder}: no *.toml signature files in this pack folder")
         signatures.extend(pack)
-    return build(signatures)
+    return replace(build(signatures), pack_folders=folders)
 
 
 def load_kb(extra_dirs: Sequence[Path | str] = ()) -> KnowledgeBase:

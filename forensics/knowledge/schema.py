@@ -321,3 +321,40 @@ class Family(Strict):
         if not self.hypotheses or not self.workarounds:
             raise ValueError("a family needs hypotheses and workarounds: it is what the user reads")
         return self
+
+
+class Case(Strict):
+    """One public issue thread about a Neuron failure (forensics/knowledge/cases/*.jsonl, one per line).
+
+    The thread's own paste is not stored: `templates` are its error lines masked by the project's own
+    masking (forensics/masking.py), which is what matching needs. `answer` and `workaround` are what the
+    maintainers (or the thread's resolution) said, written in the project's own words."""
+
+    repo: str
+    number: int
+    url: str
+    title: str
+    state: Literal["open", "closed"] | None = None
+    opened: str | None = None  # YYYY-MM-DD
+    closed: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    instance: str | None = None
+    component: str
+    family: str
+    signature: str | None = None
+    codes: list[str] = Field(default_factory=list)
+    templates: list[str]
+    answer: str | None = None
+    workaround: str | None = None
+    fixed_in: str | None = None
+    maintainer_answered: bool = False
+
+    @model_validator(mode="after")
+    def _github_thread(self) -> "Case":
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", self.repo):
+            raise ValueError(f"repo {self.repo!r} is not owner/name")
+        if not re.fullmatch(rf"https://github\.com/{re.escape(self.repo)}/(?:issues|pull)/{self.number}", self.url):
+            raise ValueError(f"url {self.url!r} is not issue or pull request {self.number} of {self.repo}")
+        if not self.templates:
+            raise ValueError("a case needs at least one message template to be matched by")
+        return self

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
 from forensics import __version__
-from forensics.records import Analysis, Environment, Finding, MachineProbe, Workaround
+from forensics.records import Analysis, Environment, Finding, MachineProbe, SimilarReport, Workaround
 from forensics.redact import Redactor
 from forensics.render.groups import label
 from forensics.render.markdown import code_block, code_span, fixed_in_text, hypothesis_lines, workaround_lines
@@ -422,8 +422,31 @@ def _context(report: ReportInput, finding: Finding | None) -> str:
         ]
         if finding.references:
             out += ["", "References:", ""] + [f"- [{r.title}]({r.url})" for r in finding.references]
+        if finding.similar_reports:
+            out += ["", "Related issues (public reports whose error resembles this one, found by nforensics):", ""]
+            out += [f"- {r.url} ({_state(r)}): {r.title}" for r in finding.similar_reports]
     out += ["", f"Report written by nforensics {__version__} from {code_span(analysis.source)}."]
     return "\n".join(out).strip()
+
+
+def _state(report: SimilarReport) -> str:
+    return (report.state or "state unknown") + (f", fixed in {report.fixed_in}" if report.fixed_in else "")
+
+
+DUPLICATE_CLOSENESS = 0.8  # a related report this close (or of the same signature) may be the same issue
+
+
+def likely_duplicates(analysis: Analysis) -> list[str]:
+    """What to tell the user before filing: the public reports that may already be this issue."""
+    finding = primary_finding(analysis)
+    if finding is None:
+        return []
+    notes = []
+    for r in finding.similar_reports:
+        if r.closeness >= DUPLICATE_CLOSENESS or (r.signature and r.signature == finding.signature):
+            advice = f": {r.answer}" if r.answer else ""
+            notes.append(f"this looks like {r.repo}#{r.number} ({_state(r)}){advice} {r.url}")
+    return notes
 
 
 def _legacy_compiler(report: ReportInput, pip: dict[str, str]) -> str:

@@ -88,6 +88,19 @@ def _workarounds(finding: Finding) -> Group:
     return Group(*parts)
 
 
+def _similar(finding: Finding) -> Group:
+    parts = []
+    for report in finding.similar_reports:
+        state = report.state or "state unknown"
+        fixed = f" · fixed in {report.fixed_in}" if report.fixed_in else ""
+        parts.append(Text.assemble((f"• {report.repo}#{report.number}", "bold"), f" ({state}{fixed}) {report.title}",
+                                   (f"  closeness {report.closeness:.2f}", "dim")))
+        if report.answer:
+            parts.append(Text("  answered: " + report.answer))
+        parts.append(Text("  " + report.url, style="dim"))
+    return Group(*parts)
+
+
 def _finding_panel(finding: Finding, source: str) -> Panel:
     sections: list = []
 
@@ -116,6 +129,8 @@ def _finding_panel(finding: Finding, source: str) -> Panel:
         section("What to try", _workarounds(finding))
     if finding.references:
         section("References", Group(*(Text(f"• {r.title}: {r.url}") for r in finding.references)))
+    if finding.similar_reports:
+        section("Similar public reports", _similar(finding))
     code = f"[{finding.code}] " if finding.code else ""
     kind = "generic" if finding.generic else finding.signature
     return Panel(Group(*sections[:-1]), title=f"[bold red]{escape(code)}[/]{escape(finding.title)}",

@@ -1,0 +1,99 @@
+"""The case base measured: leave-one-out (each case's own error lines, with that case left out of the index,
+find a case of the same family first), per family; and precision of what `explain` would show on the corpora
+(a shown report of the log's family) and on the negative corpus (nothing shown).
+
+Run: .venv/bin/python bench/cases.py [--corpus DIR]...   (default: ../shared dev and dev2, tests/negative)
+A corpus log whose own thread is in the case base is queried with that thread left out, so a log never
+finds itself."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+sys.path.insert(0, str(REPO))
+
+from forensics.diagnose import analyze_text  # noqa: E402
+from forensics.diagnose.similar import MIN_LINE_TOKENS, CaseIndex, case_index  # noqa: E402
+from forensics.knowledge import load_kb, tomllib  # noqa: E402
+from forensics.knowledge.wording import tokens  # noqa: E402
+
+ALLOWED = tomllib.loads((REPO / "tests" / "corpus_families.toml").read_text(encoding="utf-8"))
+
+
+def leave_one_out(index: CaseIndex) -> tuple[int, int, dict[str, list[int]]]:
+    """Each case's error lines explained as a log with that case left out: does the first report shown
+    under the top finding have the case's family? (same family first, queries, family -> [hits, queries])"""
+    per_family: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    hits = queries = 0
+    for row_id in range(index.size):
+        case, _ = index.report(row_id)
+        if not any(len(tokens(t)) >= MIN_LINE_TOKENS for t in case.templates):
+            continue
+        analysis = analyze_text("\n".join(reversed(case.templates)) + "\n", exclude_cases=frozenset({case.url}))
+        shown = [r for f in analysis.findings[:1] for r in f.similar_reports]
+        queries += 1
+        per_family[case.family][1] += 1
+        if shown and shown[0].family == case.family:
+            hits += 1
+            per_family[case.family][0] += 1
+    return hits, queries, per_family
+
+
+def corpus_precision(folder: Path) -> None:
+    labels = {}
+    if (folder / "labels.csv").is_file():
+        with open(folder / "labels.csv", newline="", encoding="utf-8") as fh:
+            labels = {row["file"]: row for row in csv.DictReader(fh)}
+    shows = right = logs = tiers = 0
+    wrong = []
+    for path in sorted(p for p in folder.iterdir() if p.suffix in (".log", ".txt")):
+        label = labels.get(path.name, {})
+        own = label.get("source", "").split("#")[0].rstrip("/")
+        analysis = analyze_text(path.read_text(encoding="utf-8", errors="replace"), path.name,
+                                exclude_cases=frozenset({own}) if own else frozenset())
+        logs += 1
+        tiers += bool(analysis.findings and analysis.findings[0].tier == "similar")
+        reports = [r for f in analysis.findings[:1] for r in f.similar_reports]
+        if not reports:
+            continue
+        shows += 1
+        allowed = ALLOWED.get(label.get("family", ""), [])
+        if reports[0].family in allowed:
+            right += 1
+        elif labels:
+            wrong.append(f"{path.name}: {reports[0].repo}#{reports[0].number} ({reports[0].family}) for {allowed}")
+    share = f"{right}/{shows} of the family" if labels else "(no labels)"
+    print(f"{folder}: {logs} logs, a report shown under the top finding for {shows} ({share}); "
+          f"top finding of tier similar for {tiers}")
+    for line in wrong:
+        print(f"    {line}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", action="append", type=Path)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    index = case_index(load_kb())
+    built = time.perf_counter() - start
+    hits, queries, per_family = leave_one_out(index)
+    print(f"case base: {index.size} cases, index opened (or built) in {built * 1000:.0f} ms")
+    print(f"leave-one-out: same family first for {hits}/{queries} = {hits / queries:.1%}")
+    for family, (ok, n) in sorted(per_family.items(), key=lambda item: -item[1][1]):
+        print(f"    {family:32} {ok:3d}/{n:3d}")
+    corpora = args.corpus or [p for p in (SHARED / "corpus" / "dev", SHARED / "corpus" / "dev2") if p.is_dir()]
+    for folder in [*corpora, *([] if args.corpus else [REPO / "tests" / "negative"])]:
+        corpus_precision(folder)
+    counts = Counter(index.report(row_id)[0].family for row_id in range(index.size))
+    print(f"families without cases: {sorted(set(load_kb().families) - set(counts))}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""The case base: public issue threads about Neuron failures (cases/*.jsonl, one Case per line), and the cases a
+signature pack adds in its own cases/ folder (a company's internal tracker, in the same schema).
+
+Read when first needed, not on import: `explain` pays for it only when it looks for similar reports."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from forensics.errors import InputError
+from forensics.knowledge import KNOWLEDGE_DIR, KnowledgeBase
+from forensics.knowledge.schema import Case
+
+CASES_DIR = KNOWLEDGE_DIR / "cases"
+
+
+def case_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def read_cases(path: Path) -> list[Case]:
+    """Every case of one file; a bad line is an InputError naming the file, line and field."""
+    cases = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(Case.model_validate_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(line)"
+            raise InputError(f"{path}:{number}: field '{where}': {first['msg']}") from None
+    return cases
+
+
+@cache
+def cases_for(folders: tuple[str, ...]) -> tuple[Case, ...]:
+    """The built-in cases, then those in each pack folder's cases/ (a later one replaces an earlier thread)."""
+    found: dict[tuple[str, int], Case] = {}
+    for folder in (CASES_DIR, *(Path(f) / "cases" for f in folders)):
+        for path in case_files(folder):
+            for case in read_cases(path):
+                found[(case.repo, case.number)] = case  # a pack's case replaces a built-in one of the same thread
+    return tuple(found.values())
+
+
+def load_cases(kb: KnowledgeBase) -> tuple[Case, ...]:
+    """The built-in cases, then each pack's, for the packs this knowledge base was built with."""
+    return cases_for(kb.pack_folders)
