@@ -10,6 +10,7 @@ a code's component letters say more than a word that happens to co-occur with an
 from __future__ import annotations
 
 import re
+from copy import copy
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -80,6 +81,7 @@ class _Facts:
         # A line reads as a failure by its words, or because its producer printed it at an error level
         # (glog `F ... Unknown flags in XLA_FLAGS` says nothing failed in so many words).
         error_level = {e.line for e in log.events if (e.level or "").upper() in ERROR_LEVELS}
+        self.below_error = {e.line for e in log.events if e.level and e.level.upper() not in ERROR_LEVELS}
         self.failure_lines = [(l.line, l.text.lower()) for l in retained
                               if l.line in error_level or reads_as_failure(l.text)]
         self.text_of = {l.line: l.text for l in retained}
@@ -214,11 +216,13 @@ def _rule_hit(facts: _Facts, rule: Detect) -> tuple[list[int], dict[str, object]
 def detect_families(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[FamilyHit]:
     """Every family with a rule that holds, with the lines behind it and the fields its selectors read."""
     facts = _Facts(log, retained)
+    errors_only = copy(facts)
+    errors_only.failure_lines = [(n, text) for n, text in facts.failure_lines if n not in facts.below_error]
     hits = []
     for family in kb.families.values():
         best: tuple[list[int], dict[str, object], float] | None = None
         for rule in family.detect:
-            held = _rule_hit(facts, rule)
+            held = _rule_hit(facts if family.claims_warnings else errors_only, rule)
             if held is not None and (best is None or held[2] > best[2]):
                 best = held
         if best is not None:

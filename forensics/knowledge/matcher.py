@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, tokens
 from forensics.knowledge.schema import Signature
-from forensics.records import Diagnostic, ParsedLog, SourceLine
+from forensics.records import ERROR_LEVELS, Diagnostic, ParsedLog, SourceLine
 from forensics.vocabulary import reads_as_failure
 
 BLOCK_LINES = 6  # a line-anchored message reads on through at most this many wrapped lines
@@ -159,9 +159,11 @@ def _contradicted(claim: Claim, codes: dict[int, set[str]], statuses: dict[int, 
 def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
     """Accepted claims in recognition order; a later claim overlapping another signature's is dropped."""
     codes, statuses = _printed_facts(log)
+    below_error = {e.line for e in log.events if e.level and e.level.upper() not in ERROR_LEVELS}
     candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained) + _status_claims(kb, log, retained)
                               + _template_claims(kb, retained, log.total_lines))
-                  if not _contradicted(c, codes, statuses)]
+                  if not _contradicted(c, codes, statuses)
+                  and (c.signature.match.claims_warnings or c.line not in below_error)]
     # A wording claim that contradicts a printed fact is gone already; of the rest the more specific signature
     # (priority) wins, and at equal priority what the input printed (a code, then a status) beats wording.
     # A template claim (resemblance, not a match) only takes lines no match claimed.

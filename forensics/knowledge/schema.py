@@ -46,6 +46,9 @@ class Match(Strict):
     # ICE banner word for word; any Python TypeError reads like an NKI one): then only codes, statuses and
     # patterns recognise it, and tools/derive_templates.py derives no template for it.
     resemblance: bool = True
+    # False: a line its producer printed below error level (WARN, INFO) is not this failure, only the same
+    # words (the OFI plugin warns about EFA on every single-node run; it fails only when it is an error).
+    claims_warnings: bool = True
     priority: int = 50  # higher wins when several signatures claim the same line
     envelope: bool = False  # a wrapper of a root cause ([F134], exit 70): ranked after specific findings
 
@@ -303,6 +306,7 @@ class Family(Strict):
     # Broader families this one narrows (a tensorizer error is also an internal compiler error): when both
     # hold on one input, this one is the finding, however their selectors' confidences compare.
     refines: list[str] = Field(default_factory=list)
+    claims_warnings: bool = True  # False: lines printed below error level (WARN, INFO) are not this failure
     detect: list[Detect] = Field(default_factory=list)
     hypotheses: list[HypothesisSpec] = Field(default_factory=list)
     workarounds: list[WorkaroundSpec] = Field(default_factory=list)
