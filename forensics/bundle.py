@@ -123,9 +123,10 @@ def make_report(options: ReportOptions) -> Report:
     redactor = Redactor(enabled=options.redact)
 
     def learned(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-        for number, text in lines:
-            redactor.learn(text)  # user names seen anywhere in the log are masked everywhere
-            yield number, text
+        # The whole log passes the redactor before any field is built: the excerpt is redacted across
+        # line breaks (a wrapped key, a PEM block), and every secret and user name seen anywhere in the
+        # log is then masked wherever it appears again (evidence lines, fields, the title).
+        yield from redactor.redact_numbered(lines)
 
     probe: MachineProbe | None = None
     if options.env_here:
@@ -232,8 +233,8 @@ def _write_bundle(
 
     log_name = counts.redact(log.name)
     with (folder / log_name).open("w", encoding="utf-8") as out:
-        for _number, text in log.lines():
-            out.write(counts.redact(text) + "\n")
+        for text in counts.redact_lines(text for _number, text in log.lines()):
+            out.write(text + "\n")
     manifest.append(
         (
             log_name,

@@ -18,6 +18,7 @@ from forensics.records import Analysis
 
 if TYPE_CHECKING:
     from forensics.diagnose import Artifacts
+    from forensics.redact import Redactor
 from forensics.render import RENDERERS, render
 
 
@@ -104,12 +105,37 @@ def write_file(file: str | Path, text: str, *, append: bool = False) -> None:
             raise InputError(f"cannot write {file}: {exc.strerror or exc}") from None
 
 
+def redact_analyses(analyses: Sequence[Analysis], redactor: Redactor | None = None) -> list[Analysis]:
+    """The analyses with every string read from the log redacted (the report's redactor), for CI output:
+    annotations, job summaries, SARIF and PR comments are often public. An input path the user named
+    stays as it is (CI systems point at it); a `<run: ...>` command line or `<stdin>` is redacted too."""
+    from forensics.redact import Redactor
+
+    redactor = redactor or Redactor()
+    redacted = []
+    for analysis in analyses:
+        for finding in analysis.findings:  # a secret wrapped across two evidence lines, learned whole
+            lines = sorted((e.line, e.text) for e in finding.evidence if e.line)
+            for (first, text), (second, following) in zip(lines, lines[1:]):
+                if second == first + 1:
+                    redactor.redact(f"{text}\n{following}")
+        data = redactor.redact_tree(analysis.model_dump(mode="json"))
+        if Path(analysis.source).is_file():
+            data["source"] = analysis.source
+        redacted.append(Analysis.model_validate(data))
+    return redacted
+
+
 def write_outputs(
     analyses: list[Analysis],
     requests: list[FormatRequest],
     stream: TextIO,
     env: Mapping[str, str] = os.environ,
+    redact: bool = True,
 ) -> None:
+    """Write each requested format; log text is redacted unless `redact` is False (`--no-redact`)."""
+    if redact and requests:
+        analyses = redact_analyses(analyses)
     for request in requests:
         color = request.name == "text" and not request.file and stream.isatty()
         text = render_to(analyses, request, env, color)

@@ -55,6 +55,7 @@ def explain(
     neff: Optional[Path] = typer.Option(None, "--neff", help="The NEFF that failed: its target and features feed the hypotheses."),
     source: Optional[Path] = typer.Option(None, "--source", help="The NKI kernel / calling script (.py): kernel facts feed the hypotheses."),
     device: Optional[str] = typer.Option(None, "--device", help="The device it ran on (trn1, inf2, trn2 or an instance type); default: what the log says."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Print log text as it is: keys, hosts and user names are masked by default."),
 ) -> None:
     """Explain what failed in a neuronx-cc / Neuron Runtime / torch-neuronx / NKI log."""
     from forensics.ci import analyze_inputs, exit_code, parse_formats, write_outputs
@@ -65,7 +66,7 @@ def explain(
     analyses, skipped = analyze_inputs(inputs, glob, kb, artifacts)
     for reason in skipped:
         sys.stderr.write(f"nforensics: skipped {reason}\n")
-    write_outputs(analyses, requests, sys.stdout)
+    write_outputs(analyses, requests, sys.stdout, redact=not no_redact)
     raise typer.Exit(exit_code(analyses, exit_zero))
 
 
@@ -77,11 +78,13 @@ def run(
         "Without FILE it goes to stderr (stdout stays the command's); text goes there unless another format does."
     ),
     log: Optional[str] = typer.Option(None, "--log", help="Also save the command's output here; locations point at it."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Explain without masking keys, hosts and user names (the passthrough is never changed)."),
 ) -> None:
     """Run a command, pass its output through unchanged, explain it if it fails; exit with its status."""
     from forensics.runcmd import run_and_explain
 
-    raise typer.Exit(run_and_explain(command, format, log, sys.stdout.buffer, sys.stderr.buffer, sys.stderr))
+    raise typer.Exit(run_and_explain(command, format, log, sys.stdout.buffer, sys.stderr.buffer, sys.stderr,
+                                     redact=not no_redact))  # fmt: skip
 
 
 @app.command()

@@ -204,8 +204,10 @@ def run_and_explain(
     err: BinaryIO,
     report: TextIO,
     env: Mapping[str, str] = os.environ,
+    redact: bool = True,
 ) -> int:
-    """`nforensics run`: the child's exit status, always; on failure its output explained in `formats`.
+    """`nforensics run`: the child's exit status, always; on failure its output explained in `formats`
+    (redacted unless `redact` is False).
 
     The text explanation goes to `report` unless another format already does. On success only the
     formats going to files are written (empty), so a CI step that uploads the SARIF or JUnit file finds
@@ -225,9 +227,9 @@ def run_and_explain(
     source = log_path or command_source(argv)
     try:
         if result.exit_code == 0:
-            write_outputs([Analysis(source=source)], [r for r in requests if r.file], report, env)
+            write_outputs([Analysis(source=source)], [r for r in requests if r.file], report, env, redact)
         else:
-            write_outputs([explain_capture(result.capture, source)], requests, report, env)
+            write_outputs([explain_capture(result.capture, source)], requests, report, env, redact)
     except Exception as exc:  # explaining must never replace the command's own status
         report.write(f"nforensics: could not explain the output: {exc}\n")
     return result.exit_code
