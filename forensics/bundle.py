@@ -12,7 +12,9 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import tarfile
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,7 +199,13 @@ _REVEALS = {
 }
 
 
+# Names nforensics writes into every bundle: a log, reproducer or HLO of the same name is renamed.
+_RESERVED = ("report.md", "MANIFEST.md", "env.json", "flags.txt", "journal.md")
+
+
 def _check_bundle_inputs(folder: Path, hlo: str | None) -> None:
+    if folder.is_symlink():
+        raise InputError(f"bundle folder {folder} is a symbolic link: choose a new folder")
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise InputError(f"bundle folder {folder} already exists and is not empty: choose a new folder")
     if hlo is None:
@@ -220,19 +228,30 @@ def _write_bundle(
         raise InputError(f"cannot create bundle folder {folder} ({exc.strerror or exc})") from None
     manifest: list[tuple[str, str]] = []
     counts = redactor.sharing()  # this bundle's own occurrence counts, same placeholders as the report
+    taken = {name.casefold() for name in _RESERVED}  # case-folded: macOS and Windows folders ignore case
 
-    def write(name: str, data: str | bytes, reveals: str) -> None:
-        path = folder / name
-        if isinstance(data, str):
-            path.write_text(data, encoding="utf-8")
-        else:
-            path.write_bytes(data)
+    def member(name: str, own: bool = False) -> str:
+        """A member name for a file the user named (a log called report.md must not replace the report)."""
+        if own:
+            return name
+        name = name.lstrip(".") or "file"  # no hidden files, no `..`
+        candidate, n = name, 1
+        while candidate.casefold() in taken:
+            candidate = f"{'input' if n == 1 else f'input{n}'}-{name}"
+            n += 1
+        taken.add(candidate.casefold())
+        return candidate
+
+    def write(name: str, data: str | bytes, reveals: str, own: bool = False) -> None:
+        name = member(name, own)
+        with _create(folder / name) as out:
+            out.write(data.encode("utf-8") if isinstance(data, str) else data)
         manifest.append((name, reveals))
 
-    write("report.md", report.markdown, _REVEALS["report.md"])
+    write("report.md", report.markdown, _REVEALS["report.md"], own=True)
 
-    log_name = counts.redact(log.name)
-    with (folder / log_name).open("w", encoding="utf-8") as out:
+    log_name = member(counts.redact(log.name))
+    with io.TextIOWrapper(_create(folder / log_name), encoding="utf-8") as out:
         for text in counts.redact_lines(text for _number, text in log.lines()):
             out.write(text + "\n")
     manifest.append(
@@ -246,11 +265,11 @@ def _write_bundle(
     environment = report_input.analysis.environment.model_dump(mode="json")
     machine = report_input.probe.model_dump(mode="json") if report_input.probe else None
     env_json = json.dumps({"from_log": environment, "this_machine": machine}, indent=2) + "\n"
-    write("env.json", counts.redact(env_json), _REVEALS["env.json"])
+    write("env.json", counts.redact(env_json), _REVEALS["env.json"], own=True)
 
     flags = report_input.analysis.environment.compiler_flags
     if flags:
-        write("flags.txt", counts.redact("\n".join(flags) + "\n"), _REVEALS["flags.txt"])
+        write("flags.txt", counts.redact("\n".join(flags) + "\n"), _REVEALS["flags.txt"], own=True)
     if options.repro and report_input.repro_text is not None:
         embedded = len(report_input.repro_text.encode()) <= REPRO_EMBED_BYTES
         write(
@@ -262,9 +281,9 @@ def _write_bundle(
     if options.hlo:
         _copy_hlo(Path(options.hlo), counts, write)
     if report_input.journal_table:
-        write("journal.md", counts.redact(report_input.journal_table.strip() + "\n"), _REVEALS["journal.md"])
+        write("journal.md", counts.redact(report_input.journal_table.strip() + "\n"), _REVEALS["journal.md"], own=True)
 
-    write("MANIFEST.md", _manifest(folder.name, manifest, counts, report.form), "This list.")
+    write("MANIFEST.md", _manifest(folder.name, manifest, counts, report.form), "This list.", own=True)
     _archive(folder, archive)
     report.bundle_dir, report.archive = folder, archive
 
@@ -304,8 +323,22 @@ def _manifest(name: str, files: list[tuple[str, str]], counts: Redactor, form: I
     )
 
 
+def _create(path: Path) -> io.BufferedWriter:
+    """A new file, never through a symbolic link and never over an existing file (something planted in
+    the folder while the bundle is written makes it fail instead of writing elsewhere)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.fdopen(os.open(path, flags, 0o644), "wb")
+    except OSError as exc:
+        raise InputError(f"cannot write {path} ({exc.strerror or exc})") from None
+
+
 def _archive(folder: Path, archive: Path) -> None:
-    """A reproducible .tar.gz of the folder (sorted names, no owners or times), so two runs compare equal."""
+    """A reproducible .tar.gz of the folder (sorted names, no owners or times), so two runs compare equal.
+
+    Only the regular files nforensics wrote go in (a symbolic link is never followed or stored), and the
+    archive is written to a new temporary file renamed over its name, so a link planted at that name
+    is replaced, not written through."""
 
     def clean(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
@@ -317,6 +350,15 @@ def _archive(folder: Path, archive: Path) -> None:
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         tar.add(folder, arcname=folder.name, recursive=False, filter=clean)
         for path in sorted(folder.iterdir()):
+            if path.is_symlink() or not path.is_file():
+                continue
             tar.add(path, arcname=f"{folder.name}/{path.name}", filter=clean)
-    with archive.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as out:
-        out.write(buffer.getvalue())
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{archive.name}.", dir=archive.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as out:
+            out.write(buffer.getvalue())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, archive)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
