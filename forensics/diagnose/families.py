@@ -16,6 +16,7 @@ from functools import cache
 
 from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.schema import Detect, Family
+from forensics.masking import mask
 from forensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
 from forensics.vocabulary import reads_as_failure
 
@@ -166,8 +167,9 @@ class _Facts:
                 lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])
                           and not text.lstrip().startswith("assert ")][:3]
             elif structure == "cache_replay":
-                lines += [n for n, text in self.failure_lines if "cache" in text and "fail" in text
-                          and ("neff" in text or "compil" in text)][:3]
+                # Said of the cache, not a path that runs through it (`.../neuron-compile-cache/MODULE_...`).
+                lines += [n for n, text in self.failure_lines if "cache" in (prose := mask(text)) and "fail" in prose
+                          and ("neff" in prose or "compil" in prose)][:3]
         return (lines, fields) if lines else None
 
     def words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:

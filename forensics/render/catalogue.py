@@ -132,6 +132,8 @@ def _recognised(signature: Signature) -> list[str]:
         out.append(f"- exit code {', '.join(str(c) for c in m.exit_codes)}")
     if m.message:
         out.append(f"- only when the message matches {code_span(m.message)}")
+    if not m.claims_warnings:
+        out.append("- only on lines printed at error level: the same words in a WARN or INFO line are not this failure")
     if not m.resemblance:
         out.append("- never by resemblance to its message: other failures print the same wording")
     out.append(f"- priority {m.priority}" + (" (an envelope: ranked after the root cause)" if m.envelope else ""))
