@@ -311,7 +311,8 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
     finding.tier, finding.family = "exact", signature.family
     finding.confidence = round(max(_CLAIM_CONFIDENCE[c.how] * (c.resemblance if c.how == "template" else 1.0)
                                    for c in claims), 2)
-    finding.hypotheses = rank_hypotheses(signature.hypotheses, finding, log.environment, retained, facts)
+    defining = frozenset(n for c in claims if c.how != "template" for n in range(c.line, c.end_line + 1))
+    finding.hypotheses = rank_hypotheses(signature.hypotheses, finding, log.environment, retained, facts, defining)
     finding.hypotheses_undetermined = _undetermined(finding)
     return finding
 

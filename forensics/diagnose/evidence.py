@@ -39,11 +39,14 @@ def _flag_matches(flag: str, wanted: str) -> bool:
 
 
 def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: list[SourceLine],
-             facts: Facts) -> list[Evidence] | None:
+             facts: Facts, defining: frozenset[int]) -> list[Evidence] | None:
     """The evidence lines when the rule's fact is present (empty list: present, no line to cite); None if absent."""
     if rule.pattern:
         search = compiled(rule.pattern).search
-        hits = islice((l for l in retained if search(l.text)), _MAX_CITED)
+        # A signature's own message defines it: words every instance prints prove nothing about why, so
+        # only a rule that says it reads inside the message (a barrier name, a violated condition) sees it.
+        own = frozenset() if rule.in_message else defining
+        hits = islice((l for l in retained if l.line not in own and search(l.text)), _MAX_CITED)
         return [Evidence.model_construct(line=l.line, text=l.text, note=rule.note) for l in hits] or None
     if rule.env:
         value = env.env_vars.get(rule.env)
@@ -81,14 +84,16 @@ def _cite(env: Environment, key: str, text: str, note: str) -> list[Evidence]:
 
 
 def rank_hypotheses(specs: list[HypothesisSpec], finding: Finding, env: Environment,
-                    retained: list[SourceLine], facts: Facts) -> list[Hypothesis]:
+                    retained: list[SourceLine], facts: Facts, defining: frozenset[int] = frozenset()) -> list[Hypothesis]:
+    """`defining`: the lines a signature's code, status or pattern matched; a family's message varies
+    between instances, so a family finding passes none."""
     ranked = []
     for order, spec in enumerate(specs):
         score = spec.prior
         cited: list[Evidence] = []
         supported = False
         for rule in spec.evidence:
-            observed = _observe(rule, finding, env, retained, facts)
+            observed = _observe(rule, finding, env, retained, facts, defining)
             holds = (observed is None) if rule.absent else (observed is not None)
             if not holds:
                 continue

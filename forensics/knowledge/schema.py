@@ -85,6 +85,8 @@ class EvidenceRule(Strict):
     `flag` (compiler flag, `--auto-cast=none`), `target` (trn1/trn2/inf2), `package` with `below`
     (version older than), `field` with `equals`/`min`/`max` (a field of this finding), or `fact` with
     `equals`/`min`/`max` (artifact facts: NEFF, NKI source). With `absent = true` it counts when missing.
+    A signature's `pattern` rule does not read the finding's own lines (its defining message is no evidence
+    of why), unless `in_message = true`: the rule reads a part of the message that differs between instances.
     """
 
     weight: float
@@ -102,6 +104,7 @@ class EvidenceRule(Strict):
     min: float | None = None
     max: float | None = None
     absent: bool = False
+    in_message: bool = False
 
     @model_validator(mode="after")
     def _one_selector(self) -> "EvidenceRule":
