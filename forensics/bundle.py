@@ -135,9 +135,14 @@ def make_report(options: ReportOptions) -> Report:
         from forensics.envprobe import probe as run_probe
 
         probe = run_probe()
+    log_context = scan_log(learned(log.lines()), analysis)
+    if options.redact:  # after the whole log taught the redactor its secrets: the fields start out redacted
+        from forensics.ci import redact_analyses
+
+        analysis = redact_analyses([analysis], redactor)[0]
     report_input = ReportInput(
         analysis=analysis,
-        log=scan_log(learned(log.lines()), analysis),
+        log=log_context,
         instance=options.instance,
         repro_name=Path(options.repro).name if options.repro else None,
         repro_text=repro_text,

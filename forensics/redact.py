@@ -315,14 +315,14 @@ def _neuron_rules() -> list[_Rule]:
         ),
         _Rule("s3-bucket", r"(?i)\bbucket(?:[_-]?name)?\b[\"']?\s*[=:]\s*[\"']?(?P<v>(?!\[redacted:)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])", cue=("bucket",)),
         _Rule("email", r"(?<![\w.+/%-])(?P<v>[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})\b", _private_email, cue=("@",)),
-        _Rule("user", r"(?:/home/|/Users/|\\Users\\)(?P<v>(?!\[redacted:)[^/\\\s\"':]+)", cue=("/home/", "/users/", "\\users\\")),
+        _Rule("user", r"(?:/home/|/Users/|\\Users\\)(?P<v>(?!\[redacted:|[<$%{])[^/\\\s\"':]+)", cue=("/home/", "/users/", "\\users\\")),
         # Shared file systems: /fsx/<user>/..., /fsx/home/<user>/..., /efs/users/<user>/... (not /fsx/datasets/).
         _Rule(
             "user",
-            rf"(?i)/(?:fsx|efs|lustre)/(?:(?:home|users)/)?(?P<v>(?!\[redacted:|(?:{_SHARED_DIRS}|home|users)(?:/|$|\s))[^/\s\"':]+)(?=/)",
+            rf"(?i)/(?:fsx|efs|lustre)/(?:(?:home|users)/)?(?P<v>(?!\[redacted:|[<$%{{]|(?:{_SHARED_DIRS}|home|users)(?:/|$|\s))[^/\s\"':]+)(?=/)",
             cue=("/fsx/", "/efs/", "/lustre/"),
         ),
-        _Rule("user", r"/tmp/(?P<v>(?!\[redacted:)[^/\s\"':]+)(?=/neuroncc_compile_workdir)", cue=("/tmp/",)),
+        _Rule("user", r"/tmp/(?P<v>(?!\[redacted:|[<$%{])[^/\s\"':]+)(?=/neuroncc_compile_workdir)", cue=("/tmp/",)),
         _Rule("user", r"\b(?:USER|LOGNAME|USERNAME)=(?P<v>(?!\[redacted:)[\w.-]+)", cue=("user", "logname")),
         _Rule("user", r"(?<![\w.@-])(?P<v>[a-z_][\w.-]{0,31})@(?=ip-\d|\[redacted:hostname)", cue=("@",)),
         # Shell prompts `alice@build-host:~/proj$`: the user and the machine.
@@ -443,7 +443,7 @@ class Redactor:
             if "/" not in text and "=" not in text:
                 continue
             for m in _USER_HINTS.finditer(text):
-                self._known_users.update(n for n in m.groupdict().values() if n and not n.startswith("["))
+                self._known_users.update(n for n in m.groupdict().values() if n and n[0] not in "[<$%{")
 
     def placeholder(self, kind: str, value: str) -> str:
         existing = self.placeholders.get(value)

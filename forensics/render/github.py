@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from forensics.records import Analysis
 from forensics.render.groups import FailureGroup, group_findings, label
-from forensics.render.markdown import cell, render_markdown
+from forensics.render.markdown import render_markdown, text_cell
+from forensics.render.safe import terminal_text
 
 MAX_ANNOTATIONS = 10
 SUMMARY_LIMIT = 1 << 20  # bytes per step
@@ -18,6 +19,8 @@ COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 
 
 def escape_data(text: str) -> str:
+    """actions/toolkit's escaping, after dropping the log's escape sequences (the runner log is a terminal)."""
+    text = "\r".join(terminal_text(part) for part in text.split("\r"))  # toolkit escapes \r below
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -68,7 +71,7 @@ def render_summary(analyses: list[Analysis], groups: list[FailureGroup] | None =
     if rest := groups[MAX_ANNOTATIONS:]:
         summary += [f"## Not annotated (GitHub shows {MAX_ANNOTATIONS} per step)", ""]
         summary += [
-            f"- {cell(g.finding.title)} ({g.finding.code or g.finding.signature}), seen {g.count}×" for g in rest
+            f"- {text_cell(g.finding.title)} ({text_cell(g.finding.code or g.finding.signature)}), seen {g.count}×" for g in rest
         ]
     return _clip_summary("\n".join(summary))
 

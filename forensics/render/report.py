@@ -24,6 +24,7 @@ from forensics.records import Analysis, Environment, Finding, MachineProbe, Simi
 from forensics.redact import Redactor
 from forensics.render.groups import label
 from forensics.render.markdown import code_block, code_span, fixed_in_text, hypothesis_lines, workaround_lines
+from forensics.render.safe import catalogue_prose, markdown_text
 
 REPOSITORY = "aws-neuron/aws-neuron-sdk"
 TEMPLATE = "bug-report.yml"
@@ -194,7 +195,7 @@ def _description(report: ReportInput, finding: Finding | None) -> str:
             f" ({analysis.total_lines} lines). The log excerpt is under Logs/Context."
         ]
         return "\n".join(out)
-    out = [finding.summary, ""]
+    out = [markdown_text(finding.summary, line_start=True), ""]
     where = f", line {_first_line(finding)}" if _first_line(finding) else ""
     code = f"{code_span(finding.code)}, " if finding.code else ""
     out.append(f"**Error** ({code}{finding.component}{where}):")
@@ -206,17 +207,17 @@ def _description(report: ReportInput, finding: Finding | None) -> str:
     if target:
         out.append(f"**Target:** {code_span(target)}")
     if finding.meaning:
-        out += ["", f"**What it means:** {finding.meaning}"]
+        out += ["", f"**What it means:** {catalogue_prose(finding.meaning)}"]
     others = [f for f in analysis.findings if f.signature != finding.signature]
     if others or finding.wrapped_by:
         out += ["", "**Other failures in the same log:**", ""]
         for other in others:
             line = f" (line {_first_line(other)})" if _first_line(other) else ""
             code = f"{code_span(other.code)} " if other.code else ""
-            out.append(f"- {code}{other.title}{line}")
+            out.append(f"- {code}{markdown_text(other.title)}{line}")
         for envelope in finding.wrapped_by:  # a wrapper reporting this same failure again
             line = f" (line {envelope.line})" if envelope.line else ""
-            out.append(f"- {envelope.text}{line}: reports the failure above again")
+            out.append(f"- {markdown_text(envelope.text)}{line}: reports the failure above again")
     return "\n".join(out)
 
 
@@ -244,9 +245,9 @@ def _workload(report: ReportInput) -> str:
 def _instance_type(report: ReportInput) -> str:
     env = report.analysis.environment
     if report.instance:
-        return report.instance
+        return markdown_text(report.instance)
     if env.instance_type:
-        return f"{env.instance_type} (from the log)"
+        return f"{markdown_text(env.instance_type)} (from the log)"
     if report.probe and report.probe.instance_type:
         return f"{report.probe.instance_type} (probed on the failing machine)"
     if env.target:
@@ -411,7 +412,8 @@ def _context(report: ReportInput, finding: Finding | None) -> str:
         out += ["", "Environment variables:", "", code_block("\n".join(f"{k}={v}" for k, v in env_vars.items()), "bash")]
     if report.probe:
         out += ["", "Machine (probed by `nforensics report --env-here` on the failing machine):", ""]
-        out += [f"- OS: {report.probe.os or 'could not collect'}", f"- Python: {report.probe.python or 'could not collect'}"]
+        out += [f"- OS: {markdown_text(report.probe.os or 'could not collect')}",
+                f"- Python: {markdown_text(report.probe.python or 'could not collect')}"]
         if report.probe.neuron_ls:
             out += ["", code_block(report.probe.neuron_ls, "text")]
     if finding is not None:
@@ -424,7 +426,7 @@ def _context(report: ReportInput, finding: Finding | None) -> str:
             out += ["", "References:", ""] + [f"- [{r.title}]({r.url})" for r in finding.references]
         if finding.similar_reports:
             out += ["", "Related issues (public reports whose error resembles this one, found by nforensics):", ""]
-            out += [f"- {r.url} ({_state(r)}): {r.title}" for r in finding.similar_reports]
+            out += [f"- {r.url} ({_state(r)}): {markdown_text(r.title)}" for r in finding.similar_reports]
     out += ["", f"Report written by nforensics {__version__} from {code_span(analysis.source)}."]
     return "\n".join(out).strip()
 
@@ -497,7 +499,8 @@ def build_form(report: ReportInput, redactor: Redactor) -> IssueForm:
 
 
 def render_markdown(form: IssueForm) -> str:
-    out = [f"# {form.title}", ""]
+    prefix = "[Bug] " if form.title.startswith("[Bug] ") else ""  # ours; the rest names what the log printed
+    out = [f"# {prefix}{markdown_text(form.title[len(prefix):])}", ""]
     for field_id, label in FIELDS:
         out += [f"<!-- form field id: {field_id} -->", f"### {label}", "", form.fields.get(field_id) or NO_RESPONSE, ""]
     return "\n".join(out)

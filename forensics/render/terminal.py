@@ -139,6 +139,9 @@ def _finding_panel(finding: Finding, source: str) -> Panel:
 
 
 def render_text(analyses: Sequence[Analysis], *, color: bool) -> str:
+    from forensics.render.safe import terminal_safe
+
+    analyses = terminal_safe(analyses)  # the log's own escape sequences never reach the terminal; ours do
     buffer = io.StringIO()
     console = capture_console(buffer, color)
     explained: dict[str, str] = {}  # fingerprint -> the input whose panel explained it
