@@ -6,9 +6,10 @@ Substrings, not whole words, on purpose: exception classes glue the word on (`Ru
 
 from __future__ import annotations
 
-import re
+from forensics.linear_regex import compile_linear
 
-FAILURE_WORDS = re.compile(
+# RE2 (linear time): a line is read by these before anything else, whatever its length or content.
+FAILURE_WORDS = compile_linear(
     r"(?i)error|fail|fatal|critical|exception|assert|abort|abnormal|panic|crash|killed|segmentation fault|"
     r"cannot|can't|could not|unable|not found|no such|invalid|unsupported|not supported|not available|"
     r"not initiali[sz]ed|not implemented|incompatible|unexpected|missing|denied|timed? ?out|"
@@ -16,8 +17,9 @@ FAILURE_WORDS = re.compile(
 )
 
 # "Total failed compilations: 0", "0 errors", "no errors found": a count of no failures is a success line.
-ZERO_FAILURES = re.compile(
-    r"(?i)(?:fail\w*|error\w*)[^:\n]{0,30}[:=]\s*0\b(?![.\d])|\b0\s+(?:errors?|failures?|failed)\b|"
+# (A `0` ends the count: next comes the end or a character that is neither a word character nor a `.`.)
+ZERO_FAILURES = compile_linear(
+    r"(?i)(?:fail\w*|error\w*)[^:\n]{0,30}[:=]\s*0(?:$|[^\w.])|\b0\s+(?:errors?|failures?|failed)\b|"
     r"\bno (?:errors?|failures?|issues?|problems?) (?:were )?found"
 )
 

@@ -16,6 +16,7 @@ from functools import cache
 
 from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.schema import Detect, Family
+from forensics.linear_regex import compile_linear
 from forensics.masking import mask
 from forensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
 from forensics.vocabulary import reads_as_failure
@@ -33,7 +34,7 @@ WILDCARD_CODE_CONFIDENCE = 0.62
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
 _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
-_ASSERTION = re.compile(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
+_ASSERTION = compile_linear(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
 
 

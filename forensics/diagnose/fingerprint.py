@@ -13,14 +13,14 @@ compare (findings carry `fingerprint_version`).
 from __future__ import annotations
 
 import hashlib
-import re
 
+from forensics.linear_regex import compile_linear
 from forensics.masking import mask
 
 FINGERPRINT_VERSION = 2
 
 # The compiler pass named in a message: "Internal tensorizer error: BirCodeGenLoop: ...", "[ModuleForkPass]".
-_PASS_IN_MESSAGE = re.compile(r"(?:Internal tensorizer error|[Ee]rror in pass|Transformation error in):?\s*(\w+)")
+_PASS_IN_MESSAGE = compile_linear(r"(?:Internal tensorizer error|[Ee]rror in pass|Transformation error in):?\s*(\w+)")
 
 
 def compiler_pass(message: str, fields: dict[str, object] | None = None) -> str | None:

@@ -3,7 +3,6 @@ the tables of knowledge kept beside it (releases.toml, codes.toml)."""
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,6 +16,7 @@ from pydantic import ValidationError
 
 from forensics.errors import InputError
 from forensics.knowledge.disk_cache import remember, stamp
+from forensics.linear_regex import Pattern, compile_search
 from forensics.knowledge.schema import Family, Signature
 
 if sys.version_info >= (3, 11):
@@ -62,11 +62,11 @@ def table(name: str) -> dict[str, Any]:
     return remember(f"table-{name}", stamp([path]), lambda: tomllib.loads(path.read_text(encoding="utf-8")))
 
 
-@cache
-def compiled(pattern: str) -> re.Pattern[str]:
-    """A catalogue regex, compiled once per process: the catalogue has more distinct patterns than
-    re's own cache holds, so a folder scan would otherwise recompile them for every input."""
-    return re.compile(pattern)
+def compiled(pattern: str) -> Pattern:
+    """A catalogue regex, compiled once per process, in RE2: linear time, so no log line can make a pattern
+    backtrack for minutes. The few that need a lookaround RE2 lacks run in Python's re on bounded windows
+    (forensics/linear_regex.py; tests/test_regex_safety.py lists them)."""
+    return compile_search(pattern)
 
 
 def _load_file(path: Path, model: type[Signature] | type[Family] = Signature) -> Any:

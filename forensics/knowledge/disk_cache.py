@@ -117,7 +117,7 @@ def _encode(value: Any) -> Any:
     for tag, kind in _TIMES.items():  # datetime before date: a datetime is a date
         if type(value) is kind:
             return {tag: value.isoformat()}
-    if hasattr(value, "model_fields") and hasattr(value, "__pydantic_fields_set__"):
+    if hasattr(type(value), "model_fields") and hasattr(value, "__pydantic_fields_set__"):
         if type(value).__name__ not in _models():
             raise _Unsupported(f"model {type(value).__name__}")
         return {_MODEL: type(value).__name__,

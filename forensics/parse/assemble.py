@@ -15,6 +15,7 @@ import shlex
 from collections import deque
 from collections.abc import Iterable
 
+from forensics.linear_regex import compile_linear
 from forensics.packages import package_key
 from forensics.parse.grammars import flatten, parse
 from forensics.records import (
@@ -78,15 +79,16 @@ _NRT_RECORD_START = re.compile(
 # The inf1 neuron-rtd daemon's `[NMGR:kmgr_create_eg] ...` / `[hal] ...` head (grammars/runtime.lark daemon_line).
 _DAEMON_HEAD = re.compile(r"\[(?:[A-Z][A-Z0-9_]{2,}:[^\]\s]+|[a-z]{3,5})\] ")
 # IPython's numbered source context under a frame; the arrow marks the line that failed.
-_IPYTHON_CONTEXT = re.compile(r"^\s*(-+>)?\s*\d+\s(.*)$")
+_IPYTHON_CONTEXT = compile_linear(r"^\s*(-+>)?\s*\d+\s(.*)$")
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _JSON_MEMBER = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*")\s*,?$')
 _JSON_NOT_LOG = frozenset({"ename", "evalue", "output_type", "name"})
 # A traceback folded onto one line: where each frame starts, where its function name ends and its source
 # line begins, and where the final `SomeError: message` starts.
-_FOLDED_FRAME = re.compile(r"\s+(?=File \")")
+# (`(?<!\s)`: a run of spaces is tried from its start only, so a long run costs its length, not its square.)
+_FOLDED_FRAME = re.compile(r"(?<!\s)\s+(?=File \")")
 _FOLDED_FUNCTION = re.compile(r"^(File \"[^\"]+\", line \d+, in \S+)\s+(.+)$")
-_FOLDED_EXCEPTION = re.compile(r"\s+(?=(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): )")
+_FOLDED_EXCEPTION = re.compile(r"(?<!\s)\s+(?=(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): )")
 # A line a GitHub paste set in bold (`**...**`): the markers are the reporter's, not the producer's.
 _MARKDOWN_BOLD = re.compile(r"^\*\*(?=[^*\s])(.*[^*\s])\*\*\s*$")
 # Progress characters a tool printed without a newline, glued in front of the next record.
@@ -694,8 +696,8 @@ _INFODUMP_PACKAGES = {"NRT version": "aws-neuronx-runtime-lib", "Driver version"
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
 _STARS = re.compile(r"^\*{20,}$")
 _LEGACY_NUMBER = re.compile(r"^'?\s*\((\d+)\)")
-_PROCESS_NAME = re.compile(r"\(([^)\s]+)\)")
-_NATIVE_PATH = re.compile(r"(/[^\s()\[\]]+|[\w.-]+\.so(?:\.\d+)*)")
+_PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
+_NATIVE_PATH = compile_linear(r"(/[^\s()\[\]]+|[\w.-]+\.so(?:\.\d+)*)")
 _NATIVE_SYMBOL = re.compile(r"(?:0x[0-9a-fA-F]+\s+in\s+)?([^\s(]+)")
 # A compile that starts and one that ends (either way): neuronx-cc, neuron-cc and the framework wrappers.
 _COMPILE_START = re.compile(r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|neuronx?-cc\s+compile\b|start(?:ing)? compil)")
