@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.2"  # 1.1 adds tier, family, confidence and wrapped_by to findings; 1.2 similar_reports
+SCHEMA_VERSION = "1.2"  # 1.1 adds tier, family, confidence, wrapped_by; 1.2 similar_reports, workaround hypotheses
 
 Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
 Severity = Literal["error", "warning", "note"]
@@ -221,6 +221,7 @@ class Workaround(Record):
     description: str | None = None
     code: str | None = None
     language: str | None = None
+    hypotheses: list[str] = Field(default_factory=list)  # the hypotheses it acts on; ordered by their rank
 
 
 class Reference(Record):

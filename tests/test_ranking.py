@@ -26,3 +26,26 @@ def test_errors_of_another_process_are_not_its_cause():
     other = lines[0].replace("5110:5110", "7777:7777")
     text = "\n".join([other, "unrelated progress line", "another one", *lines[2:]]) + "\n"
     assert analyze_text(text).findings[0].family != "runtime-dma-limits"
+
+
+CACHE_FAILURE = """\
+Traceback (most recent call last):
+  File "/opt/venv/lib/python3.10/site-packages/libneuronxla/neuron_cc_wrapper.py", line 131, in compile_cache_entry
+    entry.upload_neff(neff_path)
+  File "/opt/venv/lib/python3.10/site-packages/libneuronxla/neuron_cc_cache.py", line 201, in upload_neff
+    shutil.copyfile(src, self.neff_path)
+{error}
+"""
+
+
+def test_what_to_try_follows_the_ranked_hypotheses():
+    def first_workaround(error: str) -> tuple[str, str]:
+        finding = analyze_text(CACHE_FAILURE.format(error=error)).findings[0]
+        assert finding.family == "compile-cache-access"
+        return finding.hypotheses[0].id, finding.workarounds[0].title
+
+    denied = first_workaround("PermissionError: [Errno 13] Permission denied: '/var/tmp/neuron-compile-cache/x/model.neff'")
+    assert denied == ("cache-not-writable", "Use a cache folder this job owns")
+    stale = first_workaround("FileNotFoundError: [Errno 2] No such file or directory: "
+                             "'/var/tmp/neuron-compile-cache/MODULE_1/model.neff.lock'")
+    assert stale == ("stale-lock-or-partial-entry", "Remove the broken entry (or the whole cache) and rerun")

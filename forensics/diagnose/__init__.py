@@ -139,6 +139,7 @@ def _similar_finding(match: SimilarMatch, line: SourceLine, log: ParsedLog, reta
     finding.fingerprint = fingerprint(family.id, line.text, f"{case.repo}#{case.number}")
     finding.hypotheses = rank_hypotheses(family.hypotheses, finding, log.environment, retained, facts)
     finding.hypotheses_undetermined = _undetermined(finding)
+    _follow_hypotheses(finding)
     return finding
 
 
@@ -213,6 +214,7 @@ def _family_findings(hits: list[FamilyHit], log: ParsedLog, retained: list[Sourc
         finding.code = str(hit.fields["code"]) if "code" in hit.fields else (printed[0] if printed else None)
         finding.hypotheses = rank_hypotheses(family.hypotheses, finding, log.environment, retained, facts)
         finding.hypotheses_undetermined = _undetermined(finding)
+        _follow_hypotheses(finding)
         findings.append(finding)
     return findings
 
@@ -228,6 +230,13 @@ def _from_knowledge(entry: Signature | Family, signature_id: str, summary: str, 
         evidence=evidence, envelope=entry.envelope if isinstance(entry, Family) else entry.match.envelope,
         wrapped_by=[], hypotheses_undetermined=False, generic=False, fixed_in=None,
     )
+
+
+def _follow_hypotheses(finding: Finding) -> None:
+    """What to try in the order of why: a workaround that acts on a higher-ranked hypothesis comes first;
+    one that names none keeps its place after those that do (a stable sort)."""
+    rank = {h.id: n for n, h in enumerate(finding.hypotheses)}
+    finding.workarounds.sort(key=lambda w: min((rank[h] for h in w.hypotheses if h in rank), default=len(rank)))
 
 
 def _undetermined(finding: Finding) -> bool:
@@ -314,6 +323,7 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
     defining = frozenset(n for c in claims if c.how != "template" for n in range(c.line, c.end_line + 1))
     finding.hypotheses = rank_hypotheses(signature.hypotheses, finding, log.environment, retained, facts, defining)
     finding.hypotheses_undetermined = _undetermined(finding)
+    _follow_hypotheses(finding)
     return finding
 
 

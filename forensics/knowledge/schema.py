@@ -147,6 +147,15 @@ class WorkaroundSpec(Strict):
     description: str | None = None
     code: str | None = None
     language: str | None = None
+    # The hypotheses this workaround acts on (ids of the same file): "what to try" follows their ranking.
+    hypotheses: list[str] = Field(default_factory=list)
+
+
+def _known_hypotheses(workarounds: list[WorkaroundSpec], ids: set[str]) -> None:
+    for workaround in workarounds:
+        unknown = set(workaround.hypotheses) - ids
+        if unknown:
+            raise ValueError(f"workaround {workaround.title!r} names unknown hypotheses {sorted(unknown)}")
 
 
 class ReferenceSpec(Strict):
@@ -223,6 +232,7 @@ class Signature(Strict):
         hypothesis_ids = {h.id for h in self.hypotheses}
         if self.test.top_hypothesis and self.test.top_hypothesis not in hypothesis_ids:
             raise ValueError(f"[test].top_hypothesis {self.test.top_hypothesis!r} is not a hypothesis id")
+        _known_hypotheses(self.workarounds, hypothesis_ids)
         return self
 
 
@@ -325,6 +335,7 @@ class Family(Strict):
         ids = {h.id for h in self.hypotheses}
         if self.test.top_hypothesis and self.test.top_hypothesis not in ids:
             raise ValueError(f"[test].top_hypothesis {self.test.top_hypothesis!r} is not a hypothesis id")
+        _known_hypotheses(self.workarounds, ids)
         if not self.hypotheses or not self.workarounds:
             raise ValueError("a family needs hypotheses and workarounds: it is what the user reads")
         return self
