@@ -155,3 +155,23 @@ def test_a_narrower_family_is_the_finding_over_the_broad_one_it_refines():
 
 def _without_signatures():
     return build([], families=KB.families)
+
+
+XLA_DEVICE = """\
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/transformers/training_args.py", line 1341, in __post_init__
+    and (get_xla_device_type(self.device) != "GPU")
+  File "/usr/local/lib/python3.10/dist-packages/torch_xla/core/xla_model.py", line 263, in _xla_real_device
+    raise RuntimeError('Invalid device format: {}'.format(device_str))
+RuntimeError: {message}
+"""
+
+
+def test_a_device_error_inside_torch_xla_is_plugin_setup_and_a_compile_error_there_is_not():
+    def top(message: str) -> str | None:
+        findings = analyze_text(XLA_DEVICE.replace("{message}", message)).findings
+        return findings[0].family if findings else None
+
+    assert top("Invalid device format: cpu") == "framework-plugin-setup"
+    assert top("No XLA devices found for PJRT_DEVICE=NEURON") == "framework-plugin-setup"
+    assert top("neuronx-cc compilation failed with 70") != "framework-plugin-setup"
