@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -47,7 +48,7 @@ def _decoded(name: str, raw: BinaryIO) -> io.TextIOWrapper:
         stream = io.BufferedReader(gzip.GzipFile(fileobj=stream))  # type: ignore[arg-type]
     try:
         head = stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"{name}: not a readable gzip stream ({exc})") from None
     if is_binary(head):
         raise InputError(f"{name} looks like a binary file, not a log (for NEFF files use `nforensics neff`)")
@@ -72,7 +73,7 @@ def read_lines(spec: str) -> tuple[str, Iterator[tuple[int, str]]]:
                     while (more := text.readline(MAX_LINE_CHARS)) and not more.endswith("\n"):
                         pass
                 yield number, line.rstrip("\r\n")
-        except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+        except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError; a bad block is zlib's
             raise InputError(f"{name}: read failed after line {number} ({exc})") from None
         finally:
             if raw is not sys.stdin.buffer:
