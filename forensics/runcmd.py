@@ -14,11 +14,12 @@ import signal
 import subprocess
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO, TextIO
 
 from forensics.errors import InputError
+from forensics.procs import drain
 from forensics.records import Analysis
 
 READ_SIZE = 1 << 16  # one pipe buffer
@@ -143,39 +144,36 @@ def run_command(argv: list[str], out: BinaryIO, err: BinaryIO, log: BinaryIO | N
     previous = {s: signal.signal(s, forward) for s in forwarded} if in_main_thread else {}
 
     capture = BoundedCapture()
-    lock = threading.Lock()
-    log_failed = threading.Event()
+    log_failed = False
 
-    def pump(pipe: BinaryIO, sink: BinaryIO) -> None:
-        # Never stop draining: a pipe nobody reads would block the child forever.
+    def sink(stream: BinaryIO) -> Callable[[bytes], None]:
         passthrough = True
-        fd = pipe.fileno()
-        while chunk := os.read(fd, READ_SIZE):
+
+        def feed(chunk: bytes) -> None:
+            nonlocal passthrough, log_failed
             if passthrough:
                 try:
-                    sink.write(chunk)
-                    sink.flush()
-                except (OSError, ValueError):  # our reader went away (EPIPE, closed stream)
+                    stream.write(chunk)
+                    stream.flush()
+                except (OSError, ValueError):  # our reader went away (EPIPE, closed stream): keep draining
                     passthrough = False
-            with lock:
-                capture.feed(chunk)
-                if log is not None and not log_failed.is_set():
-                    try:
-                        log.write(chunk)
-                    except OSError:  # disk full: the run matters more than its copy
-                        log_failed.set()
+            capture.feed(chunk)
+            if log is not None and not log_failed:
+                try:
+                    log.write(chunk)
+                except OSError:  # disk full: the run matters more than its copy
+                    log_failed = True
 
-    pumps = [
-        threading.Thread(target=pump, args=(child.stdout, out), daemon=True),
-        threading.Thread(target=pump, args=(child.stderr, err), daemon=True),
-    ]
+        return feed
+
+    # One loop reads both pipes in arrival order and returns when the command exits: a daemon it started
+    # (`sleep 15 &`) keeps the pipes open, but not us waiting (procs.drain).
     try:
-        for thread in pumps:
-            thread.start()
+        drain(child, {child.stdout.fileno(): sink(out), child.stderr.fileno(): sink(err)})
         status = child.wait()
-        for thread in pumps:
-            thread.join()
     finally:
+        child.stdout.close()
+        child.stderr.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     if log is not None:

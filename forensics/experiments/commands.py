@@ -18,7 +18,14 @@ from forensics.experiments import strategies
 from forensics.experiments.journal import Journal, export
 from forensics.experiments.oracle import EXIT_CODES, Expectation, expectation
 from forensics.experiments.plan import DEFAULT_TIMEOUT, Settings, Template, parse_assignment, settings
-from forensics.experiments.runner import Experiment, LocalBackend, RunSpec, VariantResult, execute
+from forensics.experiments.runner import (
+    Experiment,
+    LocalBackend,
+    RunSpec,
+    VariantResult,
+    execute,
+    terminate_runs_on_signal,
+)
 from forensics.render.experiments import ProgressBar, bisect_text, confirm_text, reduce_text, sweep_text
 
 
@@ -35,7 +42,8 @@ def oracle(expect: str, command: list[str], timeout: float | None, env: list[str
         raise InputError("no command to run: give it after `--`")
     template = Template(argv=tuple(command), env=tuple(parse_assignment(e, "--env") for e in env), cwd=cwd)
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
-    outcome = execute(RunSpec(template.variant({}), expectation(expect), timeout))
+    with terminate_runs_on_signal():
+        outcome = execute(RunSpec(template.variant({}), expectation(expect), timeout))
     detail = ", ".join(x for x in (outcome.code, outcome.note, f"{outcome.seconds:.1f} s") if x)
     return CommandOutput(f"{outcome.verdict} ({detail})\n", exit_code=EXIT_CODES[outcome.verdict])
 
@@ -76,7 +84,7 @@ def run(strategy: str, options: dict, console: Console, color: bool = False) -> 
         finding = _top_finding(analyze_path(log), log)
         options["expect"] = options.get("expect") or finding.signature
     s = settings(strategy, **options)
-    with _experiment(s, expectation(s.expect), console) as (exp, session):
+    with terminate_runs_on_signal(), _experiment(s, expectation(s.expect), console) as (exp, session):
         output = _STRATEGIES[strategy](exp, s, fmt, color, *([finding] if strategy == "confirm" else []))
     if csv or parquet:
         export(s.journal, session, csv=csv, parquet=parquet)

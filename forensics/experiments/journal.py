@@ -83,15 +83,39 @@ class Journal:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path)
+            self._db = sqlite3.connect(self.path, timeout=60)  # another orchestrator may be committing
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.DatabaseError) as exc:
             raise InputError(f"cannot use {self.path} as an experiment journal: {exc}") from None
 
+    _lock: object = None  # the open lock file of the session this orchestrator runs
+
     def close(self) -> None:
         self._db.close()
+        if self._lock is not None:
+            self._lock.close()  # type: ignore[attr-defined]
+            self._lock = None
+
+    def _claim(self, session: int) -> None:
+        """Run `session` alone: two `--resume` of one session at once would run every remaining variant
+        twice and collide on the journal. An advisory lock (released by the OS however we end, kill -9
+        included) makes the second one stop with a clear message instead."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no second-orchestrator check
+            return
+        lock = open(self.path.with_name(f"{self.path.name}.session-{session}.lock"), "a")  # noqa: SIM115
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise InputError(
+                f"session {session} of {self.path} is being run by another nforensics right now:"
+                " wait for it to finish, then --resume again (or leave out --resume for a new session)"
+            ) from None
+        self._lock = lock
 
     def open_session(self, strategy: str, expect: str, plan: dict, resume: bool) -> int:
         """Start a session, or with `resume` continue the latest one with the same strategy and plan."""
@@ -102,12 +126,14 @@ class Journal:
                 (strategy, expect, plan_text),
             ).fetchone()
             if row:
+                self._claim(row[0])
                 return row[0]
         with self._db:
             cursor = self._db.execute(
                 "INSERT INTO sessions (strategy, expect, plan, started) VALUES (?, ?, ?, ?)",
                 (strategy, expect, plan_text, time.time()),
             )
+        self._claim(cursor.lastrowid)
         return cursor.lastrowid
 
     def record(self, session: int, key: str, spec, outcome: Outcome) -> RunRecord:
@@ -119,8 +145,15 @@ class Journal:
         values = record.row()[1:]
         with self._db:
             cursor = self._db.execute(
-                f"INSERT INTO runs ({', '.join(_COLUMNS[1:])}) VALUES ({', '.join('?' * len(values))})", values
+                f"INSERT OR IGNORE INTO runs ({', '.join(_COLUMNS[1:])}) VALUES ({', '.join('?' * len(values))})",
+                values,
             )
+        if cursor.rowcount == 0:  # someone recorded this run first (the lock above makes that rare): theirs stands
+            row = self._db.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE session = ? AND key = ? AND attempt = ?",
+                (session, key, spec.attempt),
+            ).fetchone()
+            return RunRecord.from_row(row)
         return replace(record, id=cursor.lastrowid)
 
     def session_runs(self, session: int | None = None) -> list[RunRecord]:

@@ -19,12 +19,15 @@ import subprocess
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Iterable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Protocol, Sequence
 
+from forensics.procs import RUN_MARK, Tail, drain, kill_tree, spawn, writing
 from forensics.experiments.oracle import (
     REPRODUCES,
     UNTESTABLE,
@@ -104,34 +107,45 @@ class Outcome:
     stderr: str
 
 
-# Process groups of runs in flight, so an interrupted orchestrator (Ctrl-C) can kill them: runs live in
-# their own sessions, so the terminal's SIGINT does not reach them.
-_live_groups: set[int] = set()
+# Runs in flight (first pid -> run mark), so an interrupted orchestrator (Ctrl-C, SIGTERM) can kill them:
+# runs live in their own sessions, so the terminal's SIGINT does not reach them.
+_live: dict[int, str] = {}
 _live_lock = threading.Lock()
 
 
 def kill_running() -> None:
+    """Kill every run in flight with its whole tree (group, descendants, setsid'd children by their mark)."""
     with _live_lock:
-        groups = list(_live_groups)
-    for pgid in groups:
-        _kill_group(pgid)
+        runs = list(_live.items())
+    for pid, mark in runs:
+        kill_tree(pid, mark)
 
 
-def _kill_group(pgid: int) -> None:
+@contextmanager
+def terminate_runs_on_signal() -> Iterator[None]:
+    """SIGTERM (CI cancel, Kubernetes, `timeout`) or SIGHUP to the orchestrator: kill the runs in flight,
+    which would otherwise hold NeuronCores until their own timeout, then exit 128 + N. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        kill_running()
+        raise SystemExit(128 + signum)
+
+    caught = (signal.SIGTERM, signal.SIGHUP)
+    previous = {s: signal.signal(s, stop) for s in caught}
     try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _read_tail(file: BinaryIO) -> str:
-    file.seek(0, os.SEEK_END)
-    file.seek(max(0, file.tell() - OUTPUT_CAP))
-    return file.read().decode("utf-8", errors="replace")
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _copy_inputs(inputs: tuple[tuple[str, str], ...], run_dir: str) -> None:
-    """Give the run its own copy of each input file; very large ones (checkpoints) are linked instead."""
+    """Give the run its own copy of each input file; very large ones (checkpoints) are linked instead.
+    Copies are written while no other run forks (procs.writing): a fork holding a copy open for writing
+    makes executing it fail with "Text file busy"."""
     for name, source in inputs:
         if not name:
             continue
@@ -140,7 +154,8 @@ def _copy_inputs(inputs: tuple[tuple[str, str], ...], run_dir: str) -> None:
         if os.path.getsize(source) > LINK_ABOVE:
             target.symlink_to(source)
         else:
-            shutil.copy2(source, target)
+            with writing():
+                shutil.copy2(source, target)
 
 
 def _untestable(note: str, started: float) -> Outcome:
@@ -153,35 +168,49 @@ def execute(spec: RunSpec) -> Outcome:
     started = time.monotonic()
     # One directory per run (creating directories is the costliest part of a no-op run); the output goes
     # to anonymous files outside it, out of the command's sight.
-    with tempfile.TemporaryDirectory(prefix="nforensics-run-") as run_dir, \
-            tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:  # fmt: skip
+    # One directory per run (creating directories is the costliest part of a no-op run); the output comes
+    # through pipes and only its last OUTPUT_CAP bytes are kept, in memory (a 4 GB writer spooled 3.8 GB to
+    # /tmp when it went to files).
+    with tempfile.TemporaryDirectory(prefix="nforensics-run-") as run_dir:
+        mark = uuid.uuid4().hex
         env = {k: v for k, v in os.environ.items() if k not in variant.unset_env}
         env.update(variant.env)
         env["TMPDIR"] = run_dir  # compiler workdirs stay inside the run too
+        env[RUN_MARK] = mark  # inherited by everything the run starts, even past setsid
         try:
             _copy_inputs(variant.inputs, run_dir)
         except OSError as exc:
             return _untestable(f"cannot copy input {exc.filename}: {exc.strerror}", started)
         try:
-            proc = subprocess.Popen(variant.argv, cwd=variant.cwd or run_dir, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, start_new_session=True)  # fmt: skip
+            proc = spawn(variant.argv, cwd=variant.cwd or run_dir, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
         except OSError as exc:
             reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
             return _untestable(f"{reason}: {variant.argv[0]}", started)
         with _live_lock:
-            _live_groups.add(proc.pid)
-        timed_out = False
+            _live[proc.pid] = mark
+        out, err = Tail(OUTPUT_CAP), Tail(OUTPUT_CAP)
+        deadline = None if spec.timeout is None else started + spec.timeout
+        killed: list[bool] = []
+
+        def leftovers() -> None:  # when the command exits, what it left running goes too (closing the pipes)
+            if not killed:
+                killed.append(True)
+                kill_tree(proc.pid, mark)
+
         try:
-            proc.wait(timeout=spec.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            timed_out = drain(proc, {proc.stdout.fileno(): out.feed, proc.stderr.fileno(): err.feed},
+                              deadline, on_exit=leftovers)  # fmt: skip
         finally:
-            _kill_group(proc.pid)  # also whatever the command left running in the background
+            if not killed or proc.poll() is None:
+                kill_tree(proc.pid, mark)
             proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
             with _live_lock:
-                _live_groups.discard(proc.pid)
+                _live.pop(proc.pid, None)
         seconds = time.monotonic() - started  # the run itself, not the judging
-        stdout, stderr = _read_tail(out), _read_tail(err)
+        stdout, stderr = out.text(), err.text()
     if timed_out:
         return Outcome(UNTESTABLE, None, None, seconds, f"timeout after {spec.timeout:g} s", stdout, stderr)
     judgement = judge(proc.returncode, stdout + "\n" + stderr, spec.expect)

@@ -20,6 +20,9 @@ Scenarios (first argument); unknown extra arguments are taken as compiler flags:
   nodevice | hostoom                       infrastructure: no Neuron device; the compiler OOM-killed (-9)
   ok | sleep S | oom | flaky COUNTER       runner mechanics: pass, pass after S seconds, SIGKILL itself,
                                            alternate IXLV002 / pass on successive runs
+  leave PIDFILE [--setsid] [--then S]      runner mechanics: leave a `sleep 120` behind (in its own session
+                                           with --setsid, as daemons do) holding our stdout and stderr,
+                                           append its pid and ours to PIDFILE, sleep S seconds, pass
 --log FILE (anywhere) appends one line per execution, so tests can count runs.
 """
 
@@ -156,7 +159,19 @@ def main(argv: list[str]) -> int:
         sub.add_parser(name)
     sub.add_parser("sleep").add_argument("seconds", type=float)
     sub.add_parser("flaky").add_argument("counter")
+    p = sub.add_parser("leave")
+    p.add_argument("pidfile")
+    p.add_argument("--setsid", action="store_true")
+    p.add_argument("--then", type=float, default=0.0)
     a, flags = parser.parse_known_args(argv)
+    if a.scenario == "leave":
+        import subprocess
+
+        left = subprocess.Popen(["sleep", "120"], start_new_session=a.setsid)  # inherits stdout and stderr
+        with open(a.pidfile, "a") as f:
+            f.write(f"{left.pid} {os.getpid()}\n")
+        time.sleep(a.then)
+        return compiled()
     if a.scenario == "oom":
         os.kill(os.getpid(), signal.SIGKILL)
     if a.scenario == "sleep":
