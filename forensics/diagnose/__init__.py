@@ -95,7 +95,7 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     claims = match(kb, log, retained)
     findings = [_finding(group, log, retained, facts) for group in _by_signature(claims)]
     claimed = {n for c in claims for n in range(c.line, c.end_line + 1)}
-    families = _family_findings(_unexplained(detect_families(kb, log, retained), findings, claimed), log, retained, facts)
+    families = _family_findings(_unexplained(detect_families(kb, log, retained), findings, claimed, kb), log, retained, facts)
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
     findings += families
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
@@ -178,12 +178,16 @@ def _error_run(log: ParsedLog, line: int | None) -> set[int]:
     return run
 
 
-def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int]) -> list[FamilyHit]:
-    """Family hits that say something the exact findings do not: not a family an exact finding already
-    refines, not lines exact findings already hold. Of the rest, one per component (one failure, one
+def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int], kb: KnowledgeBase) -> list[FamilyHit]:
+    """Family hits that say something the exact findings do not: not a family an exact finding's family is
+    or narrows, not lines exact findings already hold. Of the rest, one per component (one failure, one
     finding): a family another hit narrows comes last, then the most confident, the earliest on a tie;
     the first is kept with the others' lines and fields added."""
+    # An exact finding's family, and the broader families it refines, are said already (an exact runtime
+    # init failure explains the framework plugin that could not come up); envelopes still fold in.
     refined = {f.family for f in findings}
+    refined |= {broader for family in list(refined) if family in kb.families for broader in kb.families[family].refines
+                if not kb.families[broader].envelope}  # an envelope still folds in as one line
     narrowed = {broader for hit in hits for broader in hit.family.refines}
     kept: dict[str, FamilyHit] = {}
     for hit in sorted(hits, key=lambda h: (h.family.id in narrowed, -h.confidence, h.lines[:1])):

@@ -84,8 +84,11 @@ class _Facts:
         # (glog `F ... Unknown flags in XLA_FLAGS` says nothing failed in so many words).
         error_level = {e.line for e in log.events if (e.level or "").upper() in ERROR_LEVELS}
         self.below_error = {e.line for e in log.events if e.level and e.level.upper() not in ERROR_LEVELS}
+        # A traceback's source lines are code, not messages: `raise RuntimeError('Invalid device')` says
+        # nothing about what this run printed.
+        source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}
         self.failure_lines = [(l.line, l.text.lower()) for l in retained
-                              if l.line in error_level or reads_as_failure(l.text)]
+                              if l.line not in source and (l.line in error_level or reads_as_failure(l.text))]
         self.text_of = {l.line: l.text for l in retained}
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
