@@ -126,3 +126,24 @@ def test_sample_findings_match_the_snapshot():
     assert now == expected, (
         "the findings of some sample logs changed; if the change is deliberate, review it and accept it with\n"
         "  NFORENSICS_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_signatures.py -k snapshot\n" + diff[:6000])
+
+
+def test_hypothesis_evidence_read_from_the_defining_message_says_so():
+    """A finding's own message is no evidence of why it happened (every instance prints it), so a pattern
+    rule does not read the lines the signature matched, unless it declares `in_message = true` (it reads a
+    part that differs between instances: a barrier name, the DGE kind). This lint finds rules that would
+    match their signature's defining lines in its sample without saying so: dead weight, or a tautology."""
+    from forensics.knowledge import compiled
+
+    silent = []
+    for signature in SIGNATURES:
+        patterns = [compiled(p) for p in signature.match.patterns]
+        codes = {c for c in [*signature.match.codes, signature.code] if c}
+        lines = (SAMPLE_LOGS / signature.sample_log).read_text(encoding="utf-8").splitlines()
+        defining = [line for line in lines if any(p.search(line) for p in patterns) or any(c in line for c in codes)]
+        for hypothesis in signature.hypotheses:
+            for rule in hypothesis.evidence:
+                if rule.pattern and not rule.in_message and rule.weight > 0 and any(
+                        compiled(rule.pattern).search(line) for line in defining):
+                    silent.append(f"{signature.id}/{hypothesis.id}: {rule.pattern!r}")
+    assert not silent, "pattern rules that read the defining message without in_message = true:\n" + "\n".join(silent)
