@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO))
 
-from forensics.diagnose import analyze_text  # noqa: E402
+from forensics.pipeline import analyze_text  # noqa: E402
 from forensics.diagnose.similar import MIN_LINE_TOKENS, CaseIndex, case_index  # noqa: E402
 from forensics.knowledge import load_kb, tomllib  # noqa: E402
 from forensics.knowledge.wording import tokens  # noqa: E402

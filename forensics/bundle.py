@@ -76,9 +76,10 @@ def _read_text(path: str) -> str:
 
 
 def _journal_table(path: str) -> str:
-    from forensics.experiments.journal import markdown_table  # raises InputError for a missing journal
+    from forensics.experiments.journal import sessions_of  # raises InputError for a missing journal
+    from forensics.render.experiments import journal_markdown
 
-    return markdown_table(path)
+    return journal_markdown(sessions_of(path))
 
 
 class _Log:
@@ -92,7 +93,7 @@ class _Log:
         self._stdin_lines = list(read_lines(spec)[1]) if spec == "-" else None
 
     def analyze(self) -> Analysis:
-        from forensics.diagnose import analyze_lines, analyze_path
+        from forensics.pipeline import analyze_lines, analyze_path
 
         if self._stdin_lines is not None:
             return analyze_lines("<stdin>", self._stdin_lines)

@@ -17,7 +17,7 @@ from forensics.errors import InputError
 from forensics.records import Analysis
 
 if TYPE_CHECKING:
-    from forensics.diagnose import Artifacts
+    from forensics.pipeline import Artifacts
     from forensics.redact import Redactor
 from forensics.render import RENDERERS, render
 
@@ -56,7 +56,7 @@ def analyze_inputs(specs: list[str], pattern: str = "*", kb_dirs: Sequence[Path 
     that cannot be read (a NEFF next to the logs, say) is skipped and reported in the second list, so one
     stray binary does not hide the failures in the other logs. `kb_dirs` are extra signature packs (--kb).
     """
-    from forensics.diagnose import analyze_path
+    from forensics.pipeline import analyze_path
 
     if specs.count("-") > 1:
         raise InputError("standard input ('-') can be read only once")

@@ -59,7 +59,7 @@ def explain(
 ) -> None:
     """Explain what failed in a neuronx-cc / Neuron Runtime / torch-neuronx / NKI log."""
     from forensics.ci import analyze_inputs, exit_code, parse_formats, write_outputs
-    from forensics.diagnose import Artifacts
+    from forensics.pipeline import Artifacts
 
     requests = parse_formats(format)
     artifacts = Artifacts(neff, source, device) if neff or source or device else None
@@ -243,7 +243,8 @@ def cache(
     format: str = typer.Option("text", "--format", "-f", help="text or json."),
 ) -> None:
     """List compile-cache entries: compiler, MODULE, flags, state (done/failed/incomplete), size, age. Read-only."""
-    from forensics.artifacts.cache import cache_root, diagnose_failed, scan_cache
+    from forensics.artifacts.cache import cache_root, scan_cache
+    from forensics.pipeline import explain_failed_entries
     from forensics.render import check_format
     from forensics.render.artifacts import render_artifact
 
@@ -251,7 +252,7 @@ def cache(
     root, root_from = cache_root(directory)
     report = scan_cache(root, root_from=root_from, failed_only=failed)
     if failed:
-        diagnose_failed(report)
+        explain_failed_entries(report)
     sys.stdout.write(render_artifact(report, format, color=sys.stdout.isatty()))
 
 

@@ -183,7 +183,7 @@ def run_command(argv: list[str], out: BinaryIO, err: BinaryIO, log: BinaryIO | N
 
 def explain_capture(capture: BoundedCapture, source: str) -> Analysis:
     """Analyse what the command printed, with line numbers of its full output."""
-    from forensics.diagnose import analyze_lines
+    from forensics.pipeline import analyze_lines
 
     return analyze_lines(source, capture.excerpt())
 

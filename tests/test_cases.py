@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import SAMPLE_LOGS, cli
-from forensics.diagnose import analyze_text
+from forensics.pipeline import analyze_text
 from forensics.knowledge import builtin_kb
 from forensics.knowledge.cases import CASES_DIR, case_files, cases_for, read_cases
 from forensics.masking import mask

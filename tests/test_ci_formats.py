@@ -403,7 +403,7 @@ def test_seed_markdown_and_text(seed_outputs):
 
 
 def test_sarif_of_every_sample_log_validates():
-    from forensics.diagnose import analyze_path
+    from forensics.pipeline import analyze_path
 
     assert len(ALL_SAMPLE_LOGS) >= 5
     for log in ALL_SAMPLE_LOGS:
@@ -414,7 +414,7 @@ def test_sarif_of_every_sample_log_validates():
 
 @pytest.mark.parametrize("log", SEED_LOGS, ids=lambda p: p.name[:7])
 def test_rule_ids_and_fingerprints_survive_temp_paths_pids_and_timestamps(log, tmp_path, monkeypatch):
-    from forensics.diagnose import analyze_path
+    from forensics.pipeline import analyze_path
 
     original = log.read_text()
     changed = another_machine_and_day(original)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from forensics.diagnose import analyze_path
+from forensics.pipeline import analyze_path
 from forensics.knowledge import load_kb, tomllib
 
 CORPORA = ("dev", "dev2")

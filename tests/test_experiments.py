@@ -19,7 +19,8 @@ import pytest
 from conftest import assert_clean_error, cli, run_cli_text
 from fakes import DOUBLE_CMD
 from forensics.experiments import strategies
-from forensics.experiments.journal import Journal, markdown_table
+from forensics.experiments.journal import Journal, sessions_of
+from forensics.render.experiments import journal_markdown
 from forensics.experiments.oracle import PASSES, REPRODUCES, Expectation
 from forensics.experiments.plan import Template
 from forensics.experiments.runner import Experiment, Outcome, RunSpec, execute
@@ -336,7 +337,7 @@ def test_journal_markdown_csv_and_parquet(tmp_path):
                         "--journal", str(journal), "--csv", str(csv), "--parquet", str(parquet),
                         "--", *DOUBLE_CMD, "sendrecv", "--n-layers", "{n}", "--out-dim", "{d}")  # fmt: skip
     assert result.returncode == 0, result.stderr
-    markdown = markdown_table(journal)
+    markdown = journal_markdown(sessions_of(journal))
     lines = markdown.splitlines()
     assert lines[0] == "`nforensics sweep` expecting `NCC_IXLV002` (4 runs):"
     assert lines[2] == "| # | n | d | command | env | verdict | code | seconds |"
@@ -354,7 +355,7 @@ def test_markdown_table_of_a_missing_journal_is_an_input_error(tmp_path):
     from forensics.errors import InputError
 
     with pytest.raises(InputError, match="no experiment journal"):
-        markdown_table(tmp_path / "nothing.sqlite")
+        sessions_of(tmp_path / "nothing.sqlite")
 
 
 # ---------------------------------------------------------------- plans

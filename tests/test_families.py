@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import SAMPLE_LOGS
-from forensics.diagnose import analyze_lines, analyze_text
+from forensics.pipeline import analyze_lines, analyze_text
 from forensics.ingest import read_lines
 from forensics.knowledge import build, builtin_kb
 

@@ -11,7 +11,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from conftest import cli
-from forensics.diagnose import analyze_text
+from forensics.pipeline import analyze_text
 from forensics.render.safe import markdown_text, terminal_text
 from forensics.render.terminal import render_text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from forensics.diagnose import analyze_text
+from forensics.pipeline import analyze_text
 from forensics.parse import assemble
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import SAMPLE_LOGS, run_cli
-from forensics.diagnose import analyze_path, analyze_text
+from forensics.pipeline import analyze_path, analyze_text
 from forensics.knowledge import load_kb
 
 SEEDS = {

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_LOGS
-from forensics.diagnose import analyze_path, analyze_text
+from forensics.pipeline import analyze_path, analyze_text
 from forensics.knowledge import load_kb
 
 SIGNATURES = load_kb().signatures

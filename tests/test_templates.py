@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from conftest import REPO
-from forensics.diagnose import analyze_text
+from forensics.pipeline import analyze_text
 
 
 def test_templates_file_is_current():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import SAMPLE_LOGS
-from forensics.diagnose import analyze_text
+from forensics.pipeline import analyze_text
 from forensics.diagnose.versions import first_sdk_with, is_older, releases, resolve_fixed_in, version_key
 from forensics.knowledge.schema import FixedInSpec
 from forensics.records import Environment

@@ -79,15 +79,6 @@ def scan_cache(root: Path | str, *, root_from: str = "argument", failed_only: bo
     return report
 
 
-def diagnose_failed(report: CacheReport) -> None:
-    """Explain each failed entry's model.log, as `nforensics explain` would (`cache --failed`)."""
-    from forensics.diagnose import analyze_path
-
-    for entry in report.entries:
-        if entry.state == "failed" and entry.log:
-            entry.diagnosis = analyze_path(entry.log)
-
-
 def _entry(folder: Path, version: re.Match[str], module: re.Match[str], now: float) -> CacheEntry:
     stats = {p.name: p.stat() for p in folder.iterdir() if p.is_file()}
     files = {name: st.st_size for name, st in stats.items()}

@@ -1,15 +1,12 @@
 """Records + artifact facts -> findings: signature, fields, fingerprint, ranked hypotheses, workarounds.
 
-`analyze_path` / `analyze_text` are the whole pipeline (ingest -> parse -> match -> reason) and what the
-CLI, the CI wrapper, the experiment oracle and the report writer all call.
+Only reasoning: reading inputs and artifacts is forensics/pipeline.py's, the one front door that the CLI,
+the CI formats, the experiment oracle and the report writer call.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 from forensics.diagnose.evidence import Facts, lines_between, rank_hypotheses
 from forensics.diagnose.families import FamilyHit, detect_families
@@ -18,11 +15,9 @@ from forensics.diagnose.generic import generic_findings
 from forensics.diagnose.similar import Match as SimilarMatch
 from forensics.diagnose.similar import case_index, similar_reports
 from forensics.diagnose.versions import resolve_fixed_in
-from forensics.ingest import read_lines, text_lines
-from forensics.knowledge import KnowledgeBase, compiled, load_kb
+from forensics.knowledge import KnowledgeBase, compiled
 from forensics.knowledge.matcher import Claim, match
 from forensics.knowledge.schema import Family, Signature
-from forensics.parse import assemble
 from forensics.vocabulary import reads_as_failure
 from forensics.records import (
     ERROR_LEVELS,
@@ -44,40 +39,6 @@ _LINE_BREAK = re.compile(r"(?<!\n)\n(?!\n)")
 def _prose(text: str) -> str:
     """TOML multi-line strings wrap at ~110 columns: join wrapped lines, keep paragraph breaks."""
     return _LINE_BREAK.sub(" ", text.strip())
-
-
-@dataclass(frozen=True)
-class Artifacts:
-    """Files beside the log whose facts feed the hypotheses (explain --neff/--source/--device)."""
-
-    neff: Path | None = None
-    source: Path | None = None
-    device: str | None = None  # trn1, inf2, trn1.2xlarge...; defaults to what the log names
-
-
-def analyze_path(spec: str, *, facts: Facts | None = None, kb_dirs: Sequence[Path | str] = (),
-                 artifacts: Artifacts | None = None) -> Analysis:
-    name, lines = read_lines(spec)
-    return analyze_lines(name, lines, facts=facts, kb=load_kb(kb_dirs), artifacts=artifacts)
-
-
-def analyze_text(text: str, source: str = "<text>", *, facts: Facts | None = None,
-                 kb_dirs: Sequence[Path | str] = (), exclude_cases: frozenset[str] = frozenset()) -> Analysis:
-    return analyze_lines(source, text_lines(text), facts=facts, kb=load_kb(kb_dirs), exclude_cases=exclude_cases)
-
-
-def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts | None = None,
-                  kb: KnowledgeBase | None = None, artifacts: Artifacts | None = None,
-                  exclude_cases: frozenset[str] = frozenset()) -> Analysis:
-    """`exclude_cases`: URLs of public reports not to show (measuring on a log taken from that very thread)."""
-    log, retained = assemble(source, lines)
-    known = dict(facts or {})
-    if artifacts is not None:
-        from forensics.artifacts import facts_for
-
-        device = artifacts.device or log.environment.instance_type or log.environment.target
-        known = facts_for(artifacts.neff, artifacts.source, device) | known
-    return diagnose(log, retained, kb or load_kb(), known, exclude_cases)
 
 
 # The lowest tier: a log no signature or family explains, whose failure line is this close to a public report.
@@ -331,4 +292,5 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
     return finding
 
 
-__all__ = ["Artifacts", "analyze_path", "analyze_text", "analyze_lines", "diagnose"]
+__all__ = ["diagnose"]
+

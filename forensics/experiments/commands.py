@@ -79,7 +79,7 @@ def run(strategy: str, options: dict, console: Console, color: bool = False) -> 
     log, repro = options.pop("log", None), options.pop("repro", None)
     if strategy == "confirm":
         options["command"] = shlex.split(repro)
-        from forensics.diagnose import analyze_path
+        from forensics.pipeline import analyze_path
 
         finding = _top_finding(analyze_path(log), log)
         options["expect"] = options.get("expect") or finding.signature

@@ -200,13 +200,11 @@ def export(path: str | Path, session: int | None, csv: str | None = None, parque
         frame.to_parquet(parquet, index=False)
 
 
-def markdown_table(path: str | Path) -> str:
-    """The journal as Markdown for a bug report's Reproduction Steps: one table per session."""
-    from forensics.render.experiments import journal_markdown
-
+def sessions_of(path: str | Path) -> list[tuple[str, str, list]]:
+    """Every session of a journal as (strategy, expectation, runs), for a bug report's Reproduction Steps
+    (rendered by forensics/render/experiments.py journal_markdown)."""
     journal = _existing(path)
     try:
-        return journal_markdown([(strategy, expect, journal.session_runs(session))
-                                 for session, strategy, expect in journal.sessions()])  # fmt: skip
+        return [(strategy, expect, journal.session_runs(session)) for session, strategy, expect in journal.sessions()]
     finally:
         journal.close()

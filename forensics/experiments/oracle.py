@@ -70,7 +70,7 @@ def judge(exit_code: int, output: str, expect: Expectation) -> Judgement:
     """Judge a finished run from its exit status and its combined stdout+stderr."""
     if exit_code in _INFRASTRUCTURE_EXITS:
         return Judgement(UNTESTABLE, note=_INFRASTRUCTURE_EXITS[exit_code])
-    from forensics.diagnose import analyze_text
+    from forensics.pipeline import analyze_text
 
     findings = analyze_text(output, source="<run>").findings
     for finding in findings:
