@@ -116,7 +116,7 @@ def redact_analyses(analyses: Sequence[Analysis], redactor: Redactor | None = No
     for analysis in analyses:
         for finding in analysis.findings:  # a secret wrapped across two evidence lines, learned whole
             lines = sorted((e.line, e.text) for e in finding.evidence if e.line)
-            for (first, text), (second, following) in zip(lines, lines[1:]):
+            for (first, text), (second, following) in zip(lines, lines[1:], strict=False):
                 if second == first + 1:
                     redactor.redact(f"{text}\n{following}")
         data = redactor.redact_tree(analysis.model_dump(mode="json"))

@@ -52,10 +52,14 @@ def explain(
     glob: str = typer.Option("*", "--glob", help="Which files to read inside folders, e.g. '*.log'."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when failures are diagnosed (advisory CI)."),
     kb: List[Path] = _KB,
-    neff: Optional[Path] = typer.Option(None, "--neff", help="The NEFF that failed: its target and features feed the hypotheses."),
-    source: Optional[Path] = typer.Option(None, "--source", help="The NKI kernel / calling script (.py): kernel facts feed the hypotheses."),
-    device: Optional[str] = typer.Option(None, "--device", help="The device it ran on (trn1, inf2, trn2 or an instance type); default: what the log says."),
-    no_redact: bool = typer.Option(False, "--no-redact", help="Print log text as it is: keys, hosts and user names are masked by default."),
+    neff: Optional[Path] = typer.Option(
+        None, "--neff", help="The NEFF that failed: its target and features feed the hypotheses."),
+    source: Optional[Path] = typer.Option(
+        None, "--source", help="The NKI kernel / calling script (.py): kernel facts feed the hypotheses."),
+    device: Optional[str] = typer.Option(
+        None, "--device", help="The device it ran on (trn1, inf2, trn2 or an instance type); default: what the log says."),
+    no_redact: bool = typer.Option(
+        False, "--no-redact", help="Print log text as it is: keys, hosts and user names are masked by default."),
 ) -> None:
     """Explain what failed in a neuronx-cc / Neuron Runtime / torch-neuronx / NKI log."""
     from forensics.ci import analyze_inputs, exit_code, parse_formats, write_outputs
@@ -78,7 +82,8 @@ def run(
         "Without FILE it goes to stderr (stdout stays the command's); text goes there unless another format does."
     ),
     log: Optional[str] = typer.Option(None, "--log", help="Also save the command's output here; locations point at it."),
-    no_redact: bool = typer.Option(False, "--no-redact", help="Explain without masking keys, hosts and user names (the passthrough is never changed)."),
+    no_redact: bool = typer.Option(
+        False, "--no-redact", help="Explain without masking keys, hosts and user names (the passthrough is never changed)."),
 ) -> None:
     """Run a command, pass its output through unchanged, explain it if it fails; exit with its status."""
     from forensics.runcmd import run_and_explain
@@ -128,7 +133,8 @@ def env(format: str = typer.Option("text", "--format", "-f", help="text or json.
 
 @app.command()
 def codes(
-    key: Optional[str] = typer.Argument(None, help="A code (NCC_EOOM001, TEN404, NRT_EXEC_OOB) or signature id: print its entry."),
+    key: Optional[str] = typer.Argument(
+        None, help="A code (NCC_EOOM001, TEN404, NRT_EXEC_OOB) or signature id: print its entry."),
     component: Optional[str] = typer.Option(None, "--component", help="compiler, runtime, framework, nki or environment."),
     prefix: Optional[str] = typer.Option(None, "--prefix", help="Only codes starting with this, e.g. NCC_E."),
     status: Optional[str] = typer.Option(None, "--status", help="open, fixed, user-error or environment."),
@@ -203,7 +209,8 @@ def neff_show(
     file: Path = typer.Argument(..., help="The .neff file."),
     format: str = typer.Option("text", "--format", "-f", help="text or json."),
     device: Optional[str] = typer.Option(
-        None, "--device", help="Device meant to run it (trn1, inf2, trn2 or an instance type): flags a NEFF built for a newer NeuronCore."
+        None, "--device",
+        help="Device meant to run it (trn1, inf2, trn2 or an instance type): flags a NEFF built for a newer NeuronCore."
     ),
     extract: Optional[Path] = typer.Option(
         None, "--extract", help="Also unpack the payload into this new or empty folder (unsafe members are refused)."

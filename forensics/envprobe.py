@@ -125,7 +125,7 @@ def _pip_packages() -> dict[str, str]:
     """Distributions visible to this interpreter (the one nforensics runs in), filtered like the form."""
     found: dict[str, str] = {}
     for dist in metadata.distributions():
-        name = dist.metadata.get("Name") or ""
+        name = dist.metadata["Name"] or ""
         if name and PIP_FILTER.search(name):
             found[package_key(name)] = dist.version
     return dict(sorted(found.items()))
@@ -158,7 +158,7 @@ def probe() -> MachineProbe:
             not_collected[name] = f"could not collect: {exc}"
         except Exception as exc:  # a probe must never take the command down
             not_collected[name] = f"could not collect: {type(exc).__name__}: {exc}"
-    result = MachineProbe(**values, not_collected=not_collected)
+    result = MachineProbe.model_validate({**values, "not_collected": not_collected})
     result.neuron_software = bool(
         result.compiler_version
         or result.neuron_ls

@@ -12,7 +12,7 @@ import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from forensics.errors import InputError
 
@@ -43,16 +43,16 @@ def is_binary(head: bytes) -> bool:
 
 
 def _decoded(name: str, raw: BinaryIO) -> io.TextIOWrapper:
-    stream: BinaryIO = io.BufferedReader(raw) if not hasattr(raw, "peek") else raw  # type: ignore[arg-type]
+    stream = cast(io.BufferedReader, raw) if hasattr(raw, "peek") else io.BufferedReader(cast(io.RawIOBase, raw))
     if stream.peek(2)[:2] == _GZIP_MAGIC:
-        stream = io.BufferedReader(gzip.GzipFile(fileobj=stream))  # type: ignore[arg-type]
+        stream = io.BufferedReader(cast(io.RawIOBase, gzip.GzipFile(fileobj=stream)))
     try:
         head = stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"{name}: not a readable gzip stream ({exc})") from None
     if is_binary(head):
         raise InputError(f"{name} looks like a binary file, not a log (for NEFF files use `nforensics neff`)")
-    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)  # type: ignore[arg-type]
+    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)
 
 
 def read_lines(spec: str) -> tuple[str, Iterator[tuple[int, str]]]:

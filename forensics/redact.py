@@ -131,7 +131,12 @@ def _neuron_value(value: str) -> bool:
 
 
 def _search(pattern: str) -> Callable[[str], bool]:
-    return lambda text, compiled=re.compile(pattern): compiled.search(text) is not None
+    compiled = re.compile(pattern)
+
+    def found(text: str) -> bool:
+        return compiled.search(text) is not None
+
+    return found
 
 
 def _mixed_alphabet(value: str, _start: int, _end: int, _text: str) -> bool:
@@ -217,7 +222,8 @@ def _neuron_rules() -> list[_Rule]:
             r"(?i)\b(?:aws_\w*token|\w*session_?token)\b[\"']?\s*[=:]\s*[\"']?(?P<v>[A-Za-z0-9/+=]{16,})",
             cue=("token",), wraps=True,
         ),
-        _Rule("aws-secret-key", rf"(?i)\b{_KEY_NAME_SECRET}\b[\"']?\s*[=:]\s*[\"']?(?P<v>[A-Za-z0-9/+=]{{20,}})", cue=("secret",), wraps=True),
+        _Rule("aws-secret-key", rf"(?i)\b{_KEY_NAME_SECRET}\b[\"']?\s*[=:]\s*[\"']?(?P<v>[A-Za-z0-9/+=]{{20,}})",
+              cue=("secret",), wraps=True),
         # A private key block, header and footer kept, every line between masked (or to the end of the text
         # when the footer never comes: a cut log must not leak the rest of a key).
         _Rule(
@@ -226,7 +232,8 @@ def _neuron_rules() -> list[_Rule]:
             cue=("private key",),
         ),
         _Rule("hf-token", r"\b(?P<v>hf_[A-Za-z0-9]{30,})\b", cue=("hf_",), wraps=True),
-        _Rule("aws-access-key-id", r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b", cue=("a3t", "akia", "asia", "abia", "acca"), wraps=True),
+        _Rule("aws-access-key-id", r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b",
+              cue=("a3t", "akia", "asia", "abia", "acca"), wraps=True),
         # detect-secrets' BasicAuthDetector, widened: `scheme://user:password@host` (pip index URLs, database
         # URLs, git remotes) and `https://TOKEN@host`. The password always goes; the user when it is a person.
         _Rule(
@@ -235,7 +242,8 @@ def _neuron_rules() -> list[_Rule]:
             cue=("://",), wraps=True,
         ),
         _Rule("user", r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<v>[^\s:/@\"'<>]+):[^\s/@\"'<>]+@(?=[\w\[])", _personal, cue=("://",)),
-        _Rule("url-credential", r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<v>[A-Za-z0-9_.~-]{20,})@(?=[\w\[])", cue=("://",), wraps=True),
+        _Rule("url-credential", r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<v>[A-Za-z0-9_.~-]{20,})@(?=[\w\[])",
+              cue=("://",), wraps=True),
         # Presigned URLs and tokens in query strings: X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token,
         # the legacy Signature/AWSAccessKeyId pair, `?token=`, `?key=`.
         _Rule(
@@ -252,7 +260,8 @@ def _neuron_rules() -> list[_Rule]:
         ),
         _Rule("bearer-token", r"(?i)\bbearer\s+(?P<v>(?!\[redacted:)[A-Za-z0-9._~+/-]{16,}=*)", cue=("bearer",), wraps=True),
         # `docker login -u AWS -p <token>`, `--password <x>`, `--token=<x>`, `--hf-token <x>` on any command line.
-        _Rule("password", r"(?i)\bdocker\s+login\b[^\n]*?\s-p(?:\s+|=)[\"']?(?P<v>(?!\[redacted:)[^\s\"']+)", cue=("login",), wraps=True),
+        _Rule("password", r"(?i)\bdocker\s+login\b[^\n]*?\s-p(?:\s+|=)[\"']?(?P<v>(?!\[redacted:)[^\s\"']+)",
+              cue=("login",), wraps=True),
         _Rule(
             "secret",
             r"(?i)(?<![\w-])--?[\w-]{0,30}?(?:password|passwd|passphrase|token|secret|api-?key|auth-key|access-key)"
@@ -280,7 +289,8 @@ def _neuron_rules() -> list[_Rule]:
         _Rule("aws-account-id", r"\b(?P<v>\d{12})(?=\.dkr\.ecr\.)", cue=(".dkr.ecr.",)),
         _Rule("aws-account-id", r"-(?P<v>\d{12})(?=\.d\.codeartifact\.)", cue=(".codeartifact.",)),
         # IAM unique ids (`"UserId": "AROA...:session"`): a role, user or key of one account.
-        _Rule("aws-unique-id", r"\b(?P<v>(?:AROA|AIDA|AIPA|ANPA|ANVA|APKA|AGPA)[A-Z0-9]{16,17})\b", cue=("aroa", "aida", "aipa", "anpa", "anva", "apka", "agpa")),
+        _Rule("aws-unique-id", r"\b(?P<v>(?:AROA|AIDA|AIPA|ANPA|ANVA|APKA|AGPA)[A-Z0-9]{16,17})\b",
+              cue=("aroa", "aida", "aipa", "anpa", "anva", "apka", "agpa")),
         # The runtime's crash block: keep the key, mask the value (`Nodename: ip-...`).
         _Rule("instance-id", r"\bInstance ID:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)", cue=("instance id:",)),
         _Rule("nrt-cluster-id", r"\bCluster ID:\s*(?P<v>(?!\[redacted:|N/A\b)\S+)", cue=("cluster id:",)),
@@ -291,7 +301,8 @@ def _neuron_rules() -> list[_Rule]:
             cue=("hostname", "host_name", "node_name"),
         ),
         _Rule("instance-id", r"\b(?P<v>i-[0-9a-f]{8,17})\b", cue=("i-",)),
-        _Rule("aws-resource-id", r"\b(?P<v>(?:eni|vol|snap|sg|subnet|vpc)-[0-9a-f]{8,17})\b", cue=("eni-", "vol-", "snap-", "sg-", "subnet-", "vpc-")),
+        _Rule("aws-resource-id", r"\b(?P<v>(?:eni|vol|snap|sg|subnet|vpc)-[0-9a-f]{8,17})\b",
+              cue=("eni-", "vol-", "snap-", "sg-", "subnet-", "vpc-")),
         # EC2 names encode the private address (ip-10-0-1-5): masked like the address itself.
         _Rule("hostname", r"\b(?P<v>ip-\d{1,3}(?:-\d{1,3}){3}(?:\.[a-z][a-z0-9-]*)*)\b", cue=("ip-",)),
         # Corporate and private names: *.internal, *.corp.*, *.local, *.lan, developer desktops.
@@ -313,9 +324,12 @@ def _neuron_rules() -> list[_Rule]:
             r"(?i)\bhttps?://s3(?:[.-][a-z0-9-]+)*\.amazonaws\.com(?:\.cn)?/(?P<v>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])",
             cue=("amazonaws.com",),
         ),
-        _Rule("s3-bucket", r"(?i)\bbucket(?:[_-]?name)?\b[\"']?\s*[=:]\s*[\"']?(?P<v>(?!\[redacted:)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])", cue=("bucket",)),
-        _Rule("email", r"(?<![\w.+/%-])(?P<v>[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})\b", _private_email, cue=("@",)),
-        _Rule("user", r"(?:/home/|/Users/|\\Users\\)(?P<v>(?!\[redacted:|[<$%{])[^/\\\s\"':]+)", cue=("/home/", "/users/", "\\users\\")),
+        _Rule("s3-bucket", r"(?i)\bbucket(?:[_-]?name)?\b[\"']?\s*[=:]\s*[\"']?"
+                           r"(?P<v>(?!\[redacted:)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])", cue=("bucket",)),
+        _Rule("email", r"(?<![\w.+/%-])(?P<v>[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}"
+                       r"(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24})\b", _private_email, cue=("@",)),
+        _Rule("user", r"(?:/home/|/Users/|\\Users\\)(?P<v>(?!\[redacted:|[<$%{])[^/\\\s\"':]+)",
+              cue=("/home/", "/users/", "\\users\\")),
         # Shared file systems: /fsx/<user>/..., /fsx/home/<user>/..., /efs/users/<user>/... (not /fsx/datasets/).
         _Rule(
             "user",
@@ -513,7 +527,8 @@ class Redactor:
         line_start = text.rfind("\n", 0, match.start()) + 1
         line_end = text.find("\n", match.start())
         line = text[line_start : line_end if line_end >= 0 else len(text)]
-        if any(_regex(r).search(secret) for r in global_allow["regexes"]) or any(w in secret.lower() for w in global_allow["stopwords"]):
+        if (any(_regex(r).search(secret) for r in global_allow["regexes"])
+                or any(w in secret.lower() for w in global_allow["stopwords"])):
             return None
         if any(_allowed(allow, secret, match.group(0), line) for allow in rule.allowlists):
             return None

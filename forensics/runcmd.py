@@ -16,7 +16,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import BinaryIO, TextIO
+from typing import IO, BinaryIO, TextIO, cast
 
 from forensics.errors import InputError
 from forensics.procs import drain
@@ -78,9 +78,10 @@ class BoundedCapture:
         A gap between head and tail becomes one empty line, so a message cut by the gap is not glued
         to an unrelated line."""
         tail = bytes(b"".join(self.chunks))
+        head: list[bytes]
         if self.dropped:  # the first tail line is a fragment: start at the next whole line
             tail = tail[tail.find(b"\n") + 1 :] if b"\n" in tail else b""
-            head = self.head.split(b"\n")[: self.head_lines]
+            head = bytes(self.head).split(b"\n")[: self.head_lines]
         else:  # the tail still holds everything
             head = []
         first = self.newlines - tail.count(b"\n") + 1
@@ -169,11 +170,11 @@ def run_command(argv: list[str], out: BinaryIO, err: BinaryIO, log: BinaryIO | N
     # One loop reads both pipes in arrival order and returns when the command exits: a daemon it started
     # (`sleep 15 &`) keeps the pipes open, but not us waiting (procs.drain).
     try:
-        drain(child, {child.stdout.fileno(): sink(out), child.stderr.fileno(): sink(err)})
+        drain(child, {_pipe(child.stdout).fileno(): sink(out), _pipe(child.stderr).fileno(): sink(err)})
         status = child.wait()
     finally:
-        child.stdout.close()
-        child.stderr.close()
+        _pipe(child.stdout).close()
+        _pipe(child.stderr).close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     if log is not None:
@@ -216,7 +217,7 @@ def run_and_explain(
     requests = parse_formats(formats)  # usage errors before the command runs
     if all(request.file for request in requests):  # the job log always gets the explanation
         requests.insert(0, FormatRequest("text"))
-    log = open_output(log_path, "wb") if log_path else None
+    log = cast(BinaryIO, open_output(log_path, "wb")) if log_path else None
     try:
         result = run_command(argv, out, err, log)
     finally:
@@ -231,3 +232,9 @@ def run_and_explain(
     except Exception as exc:  # explaining must never replace the command's own status
         report.write(f"nforensics: could not explain the output: {exc}\n")
     return result.exit_code
+
+
+def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
+    """A child's stdout/stderr, which Popen(stdout=PIPE, stderr=PIPE) always sets."""
+    assert stream is not None, "the child was started with pipes"
+    return stream

@@ -167,7 +167,7 @@ def planted_log() -> str:
         f"export HF_TOKEN={HF_TOKEN}",
         f"export DJANGO_SECRET_KEY='{SECRET_KEY_ENV}'",
         f"export PGPASSWORD={SHORT_PASSWORD}",
-        f"$ aws sts get-caller-identity",
+        "$ aws sts get-caller-identity",
         "{",
         f'    "UserId": "{ROLE_ID}:{EMAIL}",',
         f'    "Account": "{ARN_ACCOUNT}",',

@@ -274,7 +274,7 @@ def test_bisect_run_budget_over_many_boundaries(tmp_path):
 
 def test_ddmin_is_one_minimal_and_exact_for_monotone_failures(tmp_path):
     rng = random.Random(11)
-    for trial in range(25):
+    for _ in range(25):
         items = [f"item-{i}" for i in range(rng.randint(1, 16))]
         target = set(rng.sample(items, rng.randint(0, min(3, len(items)))))
         exp = _experiment(tmp_path, lambda argv, t=target: t <= set(argv))
@@ -286,11 +286,11 @@ def test_ddmin_is_one_minimal_and_exact_for_monotone_failures(tmp_path):
 
 def test_ddmin_result_is_one_minimal_for_an_arbitrary_predicate(tmp_path):
     rng = random.Random(5)
-    for trial in range(25):
+    for _ in range(25):
         items = [f"item-{i}" for i in range(rng.randint(2, 10))]
         verdicts: dict[frozenset, bool] = {}
 
-        def fails(argv, verdicts=verdicts):  # a random but deterministic, non-monotone predicate
+        def fails(argv, verdicts=verdicts, items=items):  # a random but deterministic, non-monotone predicate
             return verdicts.setdefault(frozenset(argv), len(argv) == len(items) or rng.random() < 0.3)
 
         exp = _experiment(tmp_path, fails)
@@ -427,9 +427,9 @@ def test_confirm_runs_the_knowledge_base_checks(tmp_path):
     text = cli("confirm", str(log), "--repro", deaf, "--knob", "n_layers=2", "--knob", "out_dim=128",
                       "--journal", str(tmp_path / "j2"))  # fmt: skip
     assert text.returncode == 0, text.stderr
-    line = next(l for l in text.stdout.splitlines() if "small-output-matmul" in l)
+    line = next(line for line in text.stdout.splitlines() if "small-output-matmul" in line)
     assert "refuted" in line
-    assert "confirmed" in next(l for l in text.stdout.splitlines() if "sendrecv-kernel-called" in l)
+    assert "confirmed" in next(line for line in text.stdout.splitlines() if "sendrecv-kernel-called" in line)
     assert "baseline: REPRODUCES" in text.stdout
 
 

@@ -141,7 +141,7 @@ def test_loops_trip_counts_aliases_and_buffers(tmp_path):
     """)
     kernel = nki_json(path)["kernels"][0]
     assert kernel["name"] == "kernel"
-    assert [(l["kind"], l["trip_count"]) for l in kernel["loops"]] == [
+    assert [(line["kind"], line["trip_count"]) for line in kernel["loops"]] == [
         ("affine_range", 4), ("static_range", 4), ("sequential_range", None), ("for", 3)]
     assert kernel["nc_matmul_calls"] == 2 and kernel["nc_matmul_calls_unrolled"] == 17  # 4*4 + 1 (unknown loop)
     assert kernel["allocations"] == {"psum": 1, "sbuf": 1, "private_hbm": 1}  # ndarray defaults to SBUF

@@ -98,7 +98,7 @@ def test_wrapper_prefixes() -> None:
                         ("torchrun_prefix", r"\[rank\d\]: ")]:
         out = _apply(name).splitlines()
         assert len(out) == len(SYNTHETIC.splitlines())
-        for original, line in zip(SYNTHETIC.splitlines(), out):
+        for original, line in zip(SYNTHETIC.splitlines(), out, strict=True):
             m = re.match(shape, line)
             assert m and line[m.end():] == original, (name, line)
 
@@ -137,7 +137,7 @@ def test_wording_perturbations() -> None:
 
     swapped = _apply("swap_case_words")
     assert swapped.lower() == SYNTHETIC.lower() and swapped != SYNTHETIC
-    changed = {w for a, b in zip(SYNTHETIC.split(), swapped.split()) if a != b for w in [b]}
+    changed = {w for a, b in zip(SYNTHETIC.split(), swapped.split(), strict=True) if a != b for w in [b]}
     assert all(w.strip(".,:()").isupper() for w in changed), changed
     assert 'File "/home/ubuntu/repro.py", line 98, in trace_test' in swapped  # frames are left alone
     assert "torch_neuronx.trace(model, example)" in swapped  # identifiers are left alone

@@ -13,7 +13,6 @@ import importlib
 import pkgutil
 import re
 import time
-from pathlib import Path
 
 import pytest
 

@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any, cast
 
 from forensics.artifacts.models import (
     DeviceCheck,
@@ -56,7 +56,8 @@ CODENAMES: dict[str, tuple[str, list[str], int]] = {
     "sunda": ("trn1", ["trn1", "trn1n", "inf2"], 2),
     "cayman": ("trn2", ["trn2"], 3),
 }
-DEVICE_GENERATIONS = {"inf1": 1, "inf2": 2, "trn1": 2, "trn1n": 2, "gen2": 2, "trn2": 3, "trn2u": 3, "gen3": 3, "trn3": 4, "gen4": 4}
+DEVICE_GENERATIONS = {"inf1": 1, "inf2": 2, "trn1": 2, "trn1n": 2, "gen2": 2,
+                      "trn2": 3, "trn2u": 3, "gen3": 3, "trn3": 4, "gen4": 4}
 DEVICE_PATTERN = re.compile(r"(inf1|inf2|trn1n?|trn2u?|trn3|gen[234])(?:\.[a-z0-9]+)?")
 
 # header feature_bits -> (name, also a def.json `neff_features` string). Unofficial map (neuronx-cc 2.24).
@@ -142,6 +143,14 @@ def read_header(path: Path) -> tuple[NeffHeader, int, str, list[str]]:
 
 def _cstring(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def _member_file(tar: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
+    """A regular member's content (extractfile returns None only for other kinds, checked before)."""
+    handle = tar.extractfile(member)
+    if handle is None:
+        raise InputError(f"NEFF member {member.name!r} cannot be read as a file")
+    return handle
 
 
 def _check_hash(header: NeffHeader, digest: Any) -> tuple[bool | None, str | None, str | None]:
@@ -265,7 +274,7 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
             sizes[name] = member.size
             if name.endswith(".json") and name.count("/") <= 1 and posixpath.basename(name) not in SKIPPED_JSON:
                 if member.size <= MAX_JSON_BYTES:
-                    raw_json[name] = tar.extractfile(member).read()
+                    raw_json[name] = _member_file(tar, member).read()
     hash_ok, hash_order, hash_note = _check_hash(header, digest)
     documents = _Documents(raw_json, warnings)
 
@@ -285,10 +294,10 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
         path=str(path),
         file_size=size,
         header=header,
-        payload=kind,
-        hash_algorithm=algorithm,
+        payload=cast(Any, kind),  # the reader yields only the Literal's values
+        hash_algorithm=cast(Any, algorithm),
         hash_ok=hash_ok,
-        hash_order=hash_order,
+        hash_order=cast(Any, hash_order),
         hash_note=hash_note,
         compiler_version=_str(info.get("tool_version")),
         kelp_version=_str(info.get("kelp_version")),
@@ -316,7 +325,8 @@ class _Documents:
     """Parsed JSON members; a member that is missing or not a JSON object reads as {} (with a warning if broken)."""
 
     def __init__(self, raw: dict[str, bytes], warnings: list[str]) -> None:
-        self._raw, self._parsed, self._warnings = raw, {}, warnings
+        self._raw, self._warnings = raw, warnings
+        self._parsed: dict[str, Any] = {}
 
     def get(self, name: str) -> dict[str, Any]:
         name = posixpath.normpath(name)
@@ -553,7 +563,7 @@ def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, root: Path) -> 
         os.link(source, target)
     else:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "wb") as out, tar.extractfile(member) as source_file:
+        with os.fdopen(fd, "wb") as out, _member_file(tar, member) as source_file:
             shutil.copyfileobj(source_file, out, 1 << 20)
 
 

@@ -74,7 +74,7 @@ class _Module:
     def __init__(self, tree: ast.Module) -> None:
         self.aliases = _aliases(tree)
         self.constants = _constants(tree.body, {})
-        self.kernels: dict[str, ast.FunctionDef] = {}  # name used to call it -> definition
+        self.kernels: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # name used to call it -> definition
         self.scopes: list[_Scope] = [_Scope("<module>", tree, env=self.constants)]
         self._collect(tree.body, prefix="", cls=None)
         # bare name -> scope, for plain functions (nested ones too) called by name
@@ -87,6 +87,7 @@ class _Module:
 
     def qualname(self, expr: ast.AST) -> str | None:
         """Dotted name of an expression with import aliases resolved: `nisa.nc_matmul` -> nki.isa.nc_matmul."""
+        name: str | None
         if isinstance(expr, ast.Name):
             name = self.aliases.get(expr.id) or CONVENTIONAL_ALIASES.get(expr.id, expr.id)
         elif isinstance(expr, ast.Attribute):
@@ -127,13 +128,18 @@ class _Module:
         name = (self.qualname(iterator.func) or "").rsplit(".", 1)[-1]
         if name not in NKI_RANGES and name != "range":
             return "for", None
-        bounds = [_const_int(a, env) for a in iterator.args]
-        if not bounds or None in bounds or len(bounds) > 3:
+        found = [_const_int(a, env) for a in iterator.args]
+        bounds = [b for b in found if b is not None]
+        if not bounds or len(bounds) != len(found) or len(bounds) > 3:
             return name, None
-        start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+        if len(bounds) == 1:
+            start, stop, step = 0, bounds[0], 1
+        else:
+            start, stop, step = bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1
         return name, max(0, math.ceil((stop - start) / step)) if step else None
 
-    def _walk(self, node: ast.AST, env: dict[str, int], loops: tuple[int | None, ...] = ()) -> Iterator[tuple[ast.AST, tuple[int | None, ...]]]:
+    def _walk(self, node: ast.AST, env: dict[str, int],
+              loops: tuple[int | None, ...] = ()) -> Iterator[tuple[ast.AST, tuple[int | None, ...]]]:
         """Nodes under `node` (not inside nested defs) with the trip counts of the loops around each.
 
         A loop whose body syncs (mark_step / torch_xla.sync) runs one graph per iteration: it counts as 1.
@@ -141,7 +147,8 @@ class _Module:
         for child in ast.iter_child_nodes(node):
             yield from self._visit(child, env, loops)
 
-    def _visit(self, node: ast.AST, env: dict[str, int], loops: tuple[int | None, ...]) -> Iterator[tuple[ast.AST, tuple[int | None, ...]]]:
+    def _visit(self, node: ast.AST, env: dict[str, int],
+               loops: tuple[int | None, ...]) -> Iterator[tuple[ast.AST, tuple[int | None, ...]]]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             return
         yield node, loops
@@ -177,7 +184,7 @@ class _Module:
 
     # ------------------------------------------------------------ kernels
 
-    def kernel_facts(self, name: str, definition: ast.FunctionDef) -> KernelFacts:
+    def kernel_facts(self, name: str, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> KernelFacts:
         facts = KernelFacts(name=name, line=definition.lineno)
         isa: Counter[str] = Counter()
         buffers: Counter[str] = Counter()
@@ -200,7 +207,7 @@ class _Module:
             loops = outer + inner
             if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
                 kind, trip = self.loop(node, env)
-                facts.loops.append(LoopFacts(kind=kind, line=node.lineno, trip_count=trip))
+                facts.loops.append(LoopFacts.model_validate({"kind": kind, "line": node.lineno, "trip_count": trip}))
             if not isinstance(node, ast.Call):
                 continue
             called = self.qualname(node.func) or ""

@@ -110,20 +110,24 @@ def _cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> 
     finding sits in such a run of error lines, the finding on the run's earliest line is the cause and goes
     first, whatever its tier; unless it is only a broad family (one others refine, "a runtime execution
     error"), which says too little to be called a cause."""
-    if len(findings) < 2 or not findings[0].evidence:
+    top_line = findings[0].evidence[0].line if len(findings) > 1 and findings[0].evidence else None
+    if top_line is None:
         return findings
     broad = {parent for family in kb.families.values() for parent in family.refines}
-    run = _error_run(log, findings[0].evidence[0].line)
-    earlier = [f for f in findings[1:] if f.tier != "generic" and f.evidence and f.evidence[0].line in run
-               and f.evidence[0].line < findings[0].evidence[0].line
+    run = _error_run(log, top_line)
+
+    def first_line(finding: Finding) -> int:
+        return (finding.evidence[0].line or 0) if finding.evidence else 0
+
+    earlier = [f for f in findings[1:] if f.tier != "generic" and first_line(f) in run and first_line(f) < top_line
                and not (f.tier == "family" and f.family in broad)]
     if not earlier:
         return findings
-    cause = min(earlier, key=lambda f: f.evidence[0].line)
+    cause = min(earlier, key=first_line)
     return [cause] + [f for f in findings if f is not cause]
 
 
-def _error_run(log: ParsedLog, line: int | None) -> set[int]:
+def _error_run(log: ParsedLog, line: int) -> set[int]:
     """The lines of the run of runtime error records, from one process and at most one line apart, that
     holds `line` (empty when that line is not a runtime error record)."""
     errors = {e.line: e.pid for e in log.events
@@ -227,7 +231,7 @@ def _fields(signature: Signature, claim: Claim, input_matches: list[dict[str, st
     """The claim's fields: each extract rule in order, its first match in the claim's message (scope
     "message") or the one `input_matches` holds for it (scope "input"); an earlier rule's value stands."""
     values: dict[str, object] = {}
-    for rule, input_match in zip(signature.extract, input_matches):
+    for rule, input_match in zip(signature.extract, input_matches, strict=True):
         if rule.scope == "message":
             found = compiled(rule.pattern).search(claim.message)
             groups = found.groupdict() if found else None

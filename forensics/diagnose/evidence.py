@@ -46,8 +46,8 @@ def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: l
         # A signature's own message defines it: words every instance prints prove nothing about why, so
         # only a rule that says it reads inside the message (a barrier name, a violated condition) sees it.
         own = frozenset() if rule.in_message else defining
-        hits = islice((l for l in retained if l.line not in own and search(l.text)), _MAX_CITED)
-        return [Evidence.model_construct(line=l.line, text=l.text, note=rule.note) for l in hits] or None
+        hits = islice((line for line in retained if line.line not in own and search(line.text)), _MAX_CITED)
+        return [Evidence.model_construct(line=line.line, text=line.text, note=rule.note) for line in hits] or None
     if rule.env:
         value = env.env_vars.get(rule.env)
         if value is None or (rule.value is not None and value != rule.value):
@@ -57,7 +57,9 @@ def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: l
         flag = next((f for f in env.compiler_flags if _flag_matches(f, rule.flag)), None)
         return None if flag is None else _cite(env, f"flag:{flag}", flag, rule.note)
     if rule.target:
-        return _cite(env, "target", f"target {env.target}", rule.note) if (env.target or "").lower() == rule.target.lower() else None
+        if (env.target or "").lower() != rule.target.lower():
+            return None
+        return _cite(env, "target", f"target {env.target}", rule.note)
     if rule.package:
         version = seen_version(env, rule.package)
         if version is None or not is_older(rule.package, version, rule.below or ""):
@@ -75,7 +77,7 @@ def lines_between(retained: list[SourceLine], first: int, last: int) -> list[Evi
     """The retained lines numbered first..last as evidence; `retained` is sorted by line number."""
     start = bisect_left(retained, first, key=_LINE_NUMBER)
     stop = bisect_right(retained, last, lo=start, key=_LINE_NUMBER)
-    return [Evidence.model_construct(line=l.line, text=l.text) for l in retained[start:stop]]
+    return [Evidence.model_construct(line=line.line, text=line.text) for line in retained[start:stop]]
 
 
 def _cite(env: Environment, key: str, text: str, note: str) -> list[Evidence]:

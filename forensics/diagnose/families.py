@@ -87,9 +87,9 @@ class _Facts:
         # A traceback's source lines are code, not messages: `raise RuntimeError('Invalid device')` says
         # nothing about what this run printed.
         source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}
-        self.failure_lines = [(l.line, l.text.lower()) for l in retained
-                              if l.line not in source and (l.line in error_level or reads_as_failure(l.text))]
-        self.text_of = {l.line: l.text for l in retained}
+        self.failure_lines = [(line.line, line.text.lower()) for line in retained
+                              if line.line not in source and (line.line in error_level or reads_as_failure(line.text))]
+        self.text_of = {line.line: line.text for line in retained}
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}

@@ -74,7 +74,7 @@ class CaseIndex:
             CREATE TABLE reports(id INTEGER PRIMARY KEY, report TEXT, lines TEXT);
             CREATE TABLE rare(token TEXT PRIMARY KEY);
         """)
-        for row_id, (case, case_lines) in enumerate(zip(cases, lines)):
+        for row_id, (case, case_lines) in enumerate(zip(cases, lines, strict=True)):
             weights = {k: w for line in case_lines for k, w in line.items()} | {c.lower(): ANCHOR_WEIGHT for c in case.codes}
             db.execute("INSERT INTO search(rowid, anchors, words, family) VALUES (?, ?, ?, ?)",
                        (row_id, " ".join(k for k, w in weights.items() if w >= ANCHOR_WEIGHT),
@@ -128,7 +128,8 @@ class CaseIndex:
 
 # Lines that are the furniture of a traceback or a log, not a message: every report has them.
 _FURNITURE = re.compile(r"Traceback \(most recent call last\)|To enable traceback see|Root Cause \(first observed|"
-                        r"<NO_OTHER_FAILURES>|^\s*(?:error_file|time|host|rank|local_rank|exitcode)\s*:|^\s*(?:File \"|File /|Cell In|-*> ?\d|\d+ |\^|~|#\d+ )|"
+                        r"<NO_OTHER_FAILURES>|^\s*(?:error_file|time|host|rank|local_rank|exitcode)\s*:|"
+                        r"^\s*(?:File \"|File /|Cell In|-*> ?\d|\d+ |\^|~|#\d+ )|"
                         r"(?:^|\s)(?:INFO|DEBUG)(?:\s|:|$)|^\W*$")
 
 

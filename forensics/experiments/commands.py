@@ -9,7 +9,7 @@ import json
 import shlex
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from rich.console import Console
 
@@ -62,7 +62,8 @@ def _experiment(s: Settings, expect: Expectation, console: Console) -> Iterator[
 
 
 def _run_json(result: VariantResult, repeat: int, evidence: bool = False) -> dict:
-    data = {"knobs": result.knobs, "verdict": result.verdict, "code": result.code, "seconds": round(result.seconds, 3)}
+    data: dict[str, object] = {"knobs": result.knobs, "verdict": result.verdict, "code": result.code,
+                               "seconds": round(result.seconds, 3)}
     if repeat > 1:
         data["flaky"] = result.flaky
     if evidence:
@@ -162,4 +163,5 @@ def _confirm(exp: Experiment, s: Settings, fmt: str, color: bool, finding) -> Co
     return CommandOutput(confirm_text(result, color), exit_code=code)
 
 
-_STRATEGIES = {"sweep": _sweep, "bisect": _bisect, "reduce": _reduce, "confirm": _confirm}
+_STRATEGIES: dict[str, Callable[..., CommandOutput]] = {
+    "sweep": _sweep, "bisect": _bisect, "reduce": _reduce, "confirm": _confirm}

@@ -12,6 +12,7 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import cast
 
 from forensics.errors import InputError
 from forensics.experiments.runner import Outcome
@@ -66,7 +67,7 @@ class RunRecord(Outcome):
 
     @classmethod
     def from_row(cls, row: tuple) -> "RunRecord":
-        values = dict(zip(_COLUMNS, row))
+        values = dict(zip(_COLUMNS, row, strict=True))
         for name in _JSON_COLUMNS:
             values[name] = json.loads(values[name])
         return cls(**values)
@@ -133,8 +134,9 @@ class Journal:
                 "INSERT INTO sessions (strategy, expect, plan, started) VALUES (?, ?, ?, ?)",
                 (strategy, expect, plan_text, time.time()),
             )
-        self._claim(cursor.lastrowid)
-        return cursor.lastrowid
+        session = cast(int, cursor.lastrowid)  # set by the INSERT just made
+        self._claim(session)
+        return session
 
     def record(self, session: int, key: str, spec, outcome: Outcome) -> RunRecord:
         """Store one finished run (a runner.RunSpec and its Outcome) and commit at once."""
@@ -154,7 +156,7 @@ class Journal:
                 (session, key, spec.attempt),
             ).fetchone()
             return RunRecord.from_row(row)
-        return replace(record, id=cursor.lastrowid)
+        return replace(record, id=cast(int, cursor.lastrowid))
 
     def session_runs(self, session: int | None = None) -> list[RunRecord]:
         query = f"SELECT {', '.join(_COLUMNS)} FROM runs"
@@ -183,7 +185,7 @@ def runs_frame(path: str | Path, session: int | None = None):
         journal.close()
     rows = []
     for r in records:
-        row = {"session": r.session, "run": r.id, "attempt": r.attempt}
+        row: dict[str, object] = {"session": r.session, "run": r.id, "attempt": r.attempt}
         row.update({f"knob.{k}": v for k, v in r.knobs.items()})
         row.update(verdict=r.verdict, code=r.code, exit_code=r.exit_code, seconds=round(r.seconds, 3),
                    note=r.note, command=" ".join(r.argv), env=" ".join(f"{k}={v}" for k, v in r.env.items()),

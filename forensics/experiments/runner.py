@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Protocol, Sequence
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, Protocol, Sequence
 
 from forensics.procs import RUN_MARK, Tail, drain, kill_tree, spawn, writing
 from forensics.experiments.oracle import (
@@ -199,14 +199,14 @@ def execute(spec: RunSpec) -> Outcome:
                 kill_tree(proc.pid, mark)
 
         try:
-            timed_out = drain(proc, {proc.stdout.fileno(): out.feed, proc.stderr.fileno(): err.feed},
+            timed_out = drain(proc, {_pipe(proc.stdout).fileno(): out.feed, _pipe(proc.stderr).fileno(): err.feed},
                               deadline, on_exit=leftovers)  # fmt: skip
         finally:
             if not killed or proc.poll() is None:
                 kill_tree(proc.pid, mark)
             proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
+            _pipe(proc.stdout).close()
+            _pipe(proc.stderr).close()
             with _live_lock:
                 _live.pop(proc.pid, None)
         seconds = time.monotonic() - started  # the run itself, not the judging
@@ -348,3 +348,9 @@ class Experiment:
             key = self.key(variant)
             results.append(combine(variant, [self._done[(key, a)] for a in range(self.repeat)]))
         return results
+
+
+def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
+    """A child's stdout/stderr, which Popen(stdout=PIPE, stderr=PIPE) always sets."""
+    assert stream is not None, "the child was started with pipes"
+    return stream

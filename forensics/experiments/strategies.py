@@ -17,7 +17,7 @@ from forensics.experiments.runner import Experiment, VariantResult
 
 def sweep(exp: Experiment, template: Template, knobs: dict[str, list[str]], cases: list[dict[str, str]]) -> list[VariantResult]:
     """Every combination of the knobs (or the plan's explicit cases), in a stable order."""
-    points = cases or [dict(zip(knobs, combo)) for combo in itertools.product(*knobs.values())]
+    points = cases or [dict(zip(knobs, combo, strict=True)) for combo in itertools.product(*knobs.values())]
     return exp.run(template.variant(p) for p in points)
 
 
@@ -43,7 +43,7 @@ def bisect(
 
     def check(*indexes: int) -> list[VariantResult]:
         results = exp.run(template.variant({**fixed, knob: values[i]}) for i in indexes)
-        tested.update(zip(indexes, results))
+        tested.update(zip(indexes, results, strict=True))
         return results
 
     def done(boundary: int | None, monotone: bool = True, *warnings: str) -> BisectResult:

@@ -103,7 +103,8 @@ def build(signatures: Iterable[Signature], families: dict[str, Family] | None = 
         ordered[signature.id] = signature  # a later pack overrides a built-in signature with the same id
     by_code: dict[str, list[Signature]] = {}
     for signature in ordered.values():
-        for code in {c.upper() for c in [*signature.match.codes, *signature.aliases, *([signature.code] if signature.code else [])]}:
+        named = [*signature.match.codes, *signature.aliases, *([signature.code] if signature.code else [])]
+        for code in {c.upper() for c in named}:
             by_code.setdefault(code, []).append(signature)
     return KnowledgeBase(
         signatures=tuple(ordered.values()),

@@ -25,7 +25,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from forensics import __version__
 
@@ -116,7 +116,7 @@ def _encode(value: Any) -> Any:
         return {k: _encode(v) for k, v in value.items()}
     for tag, kind in _TIMES.items():  # datetime before date: a datetime is a date
         if type(value) is kind:
-            return {tag: value.isoformat()}
+            return {tag: cast(Any, value).isoformat()}
     if hasattr(type(value), "model_fields") and hasattr(value, "__pydantic_fields_set__"):
         if type(value).__name__ not in _models():
             raise _Unsupported(f"model {type(value).__name__}")
@@ -137,9 +137,9 @@ def _decoder() -> Callable[[dict[str, Any]], Any]:
             if tag == _PAIRS:
                 return {k: v for k, v in payload}
             if tag in _TIMES:
-                return _TIMES[tag].fromisoformat(payload)
+                return cast(Any, _TIMES[tag]).fromisoformat(payload)
         elif obj.keys() == {_MODEL, "fields", "set"}:
-            model = models.get(obj[_MODEL])
+            model: Any = models.get(obj[_MODEL])
             if model is None:
                 raise _Unsupported(f"model {obj[_MODEL]!r}")
             # Built without validation: the file is this user's own, written from validated models.

@@ -270,10 +270,10 @@ class _Assembler:
             self.in_cut_here = shape == "cut_here"
             return True
         if shape in ("wrapper_line", "nxdi_line", "glog_line", "logrus_line"):
-            component = parts.get("WRAPPER", "").strip("|") or parts.get("GLOG_SOURCE") or None
+            component = parts.get("WRAPPER", "").strip("|") or parts.get("GLOG_SOURCE") or ""
             level = parts.get("LEVEL") or parts.get("GLOG_LEVEL") or parts.get("LOGRUS_LEVEL", "")[:4] or None
-            self._event(number, "framework", level, component, parts.get("PID"), _clean(message), parts)
-            return self._message(number, _clean(message), producer="framework", level=level, component=component)
+            self._event(number, "framework", level, component or None, parts.get("PID"), _clean(message), parts)
+            return self._message(number, _clean(message), producer="framework", level=level, component=component or None)
         return False
 
     def _event(self, number: int, producer: str, level: str | None, component: str | None, pid: str | None,
@@ -371,7 +371,10 @@ class _Assembler:
         process = _PROCESS_NAME.search(rest)
         kind = "killed" if "KILLED_WORD" in parts or "OOM_KILLER" in parts else (
             "segfault" if "Segmentation" in parts.get("CRASH_SIGNAL", "") else "abort")
-        named = process.group(1) if process else (rest.split()[0].rsplit("/", 1)[-1] if rest.strip() and "KILLED_WORD" in parts else None)
+        if process:
+            named = process.group(1)
+        else:
+            named = rest.split()[0].rsplit("/", 1)[-1] if rest.strip() and "KILLED_WORD" in parts else None
         self._add(self.log.outcomes, ProcessOutcome.model_construct(
             line=number, kind=kind, text=text.strip(), process=named, signal={"killed": 9, "segfault": 11}.get(kind, 6)))
         self.last_error = number
@@ -543,7 +546,8 @@ class _Assembler:
                 self.ice_field = None
                 return True
             if self.ice_field in ("Internal details", "Version information"):
-                target = self.open_ice.internal_details if self.ice_field == "Internal details" else self.open_ice.version_information
+                ice = self.open_ice
+                target = ice.internal_details if self.ice_field == "Internal details" else ice.version_information
                 target.append(text)
                 if self.ice_field == "Version information":
                     self._environment_line(number, text)
@@ -594,9 +598,10 @@ class _Assembler:
             return True
         # The final exception line: it closes the traceback (or stands alone, as pasted).
         message = _clean(parts.get("MESSAGE"))
-        traceback = self.open_traceback
-        if traceback is None or traceback.exception is not None and traceback is not self.named_by_header:
-            traceback = self._open_traceback(number)
+        open_traceback = self.open_traceback
+        if open_traceback is None or open_traceback.exception is not None and open_traceback is not self.named_by_header:
+            open_traceback = self._open_traceback(number)
+        traceback = open_traceback
         self.named_by_header = None
         traceback.exception = parts["EXC_NAME"]
         traceback.message = message
@@ -700,12 +705,14 @@ _PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 _NATIVE_PATH = compile_linear(r"(/[^\s()\[\]]+|[\w.-]+\.so(?:\.\d+)*)")
 _NATIVE_SYMBOL = re.compile(r"(?:0x[0-9a-fA-F]+\s+in\s+)?([^\s(]+)")
 # A compile that starts and one that ends (either way): neuronx-cc, neuron-cc and the framework wrappers.
-_COMPILE_START = re.compile(r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|neuronx?-cc\s+compile\b|start(?:ing)? compil)")
+_COMPILE_START = re.compile(
+    r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|neuronx?-cc\s+compile\b|start(?:ing)? compil)")
 _COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeeded|finished|complete|done|failed)|"
                           r"successfully compiled|compile(?:d)? (?:time|in)\b|fail|error|\bPASS\b")
 _API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
 _DIGITS = re.compile(r"\d+")
-_PREFIX_START = re.compile(r"^(?:\(|\[(?:rank|default)\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20})")
+_PREFIX_START = re.compile(r"^(?:\(|\[(?:rank|default)\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|"
+                           r"[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20})")
 
 
 # Levelled chatter (INFO/DEBUG/TRACE) is most of a big log; only these words make such a line matter.

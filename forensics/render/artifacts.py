@@ -41,8 +41,8 @@ def _size(n: int | None) -> str:
         return "-"
     if n < 1024:
         return f"{n} B"
-    value, unit = float(n), "B"
-    for unit in ("KiB", "MiB", "GiB"):
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB"):  # noqa: B007 - the unit the loop stops at is the one to print
         value /= 1024
         if value < 1024:
             break
@@ -62,11 +62,13 @@ def _neff(report: NeffReport) -> list[RenderableType]:
         hash_text = report.hash_note or "mismatch"
     target = report.target or "unknown"
     if report.codename:
-        target = f"{report.codename} = {target}" + (f" ({', '.join(report.platforms)}; {report.neuron_core})" if report.neuron_core else "")
+        cores = f" ({', '.join(report.platforms)}; {report.neuron_core})" if report.neuron_core else ""
+        target = f"{report.codename} = {target}{cores}"
     bits = report.feature_bits
     summary = _table(f"NEFF {report.path}", "field", "value")
-    rows = [
-        ("file", f"{_size(report.file_size)}, {report.payload} payload, {report.members} members, {_size(report.unpacked_bytes)} unpacked"),
+    rows: list[tuple[str, str | Text]] = [
+        ("file", f"{_size(report.file_size)}, {report.payload} payload, {report.members} members, "
+                 f"{_size(report.unpacked_bytes)} unpacked"),
         ("NEFF version", f"{header.neff_version} (pkg_version {header.pkg_version})"),
         ("compiler", report.compiler_version or "unknown (no info.json)"),
         ("target", target),
@@ -168,7 +170,8 @@ def _nki(report: NkiReport) -> list[RenderableType]:
                                         ("program_id", k.uses_program_id)) if flag]
         kernels.add_row(k.name, str(k.line), _matmuls(k), str(k.sbuf_allocations), str(k.psum_allocations),
                         str(k.hbm_allocations), ", ".join(uses) or "-",
-                        ", ".join(f"{loop.kind}({loop.trip_count if loop.trip_count is not None else '?'})" for loop in k.loops) or "-",
+                        ", ".join(f"{loop.kind}({'?' if loop.trip_count is None else loop.trip_count})"
+                                  for loop in k.loops) or "-",
                         f"{k.calls_per_graph}{'' if k.calls_per_graph_exact else ' (at least)'}",
                         str(k.grid_max) if k.grid_max is not None else "-")
     parts: list[RenderableType] = [kernels]

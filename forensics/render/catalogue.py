@@ -112,7 +112,7 @@ def _evidence_line(rule: EvidenceRule) -> str:
     elif rule.package:
         what = f"{code_span(rule.package)} older than {rule.below}"
     else:
-        name = rule.field or rule.fact
+        name = rule.field or rule.fact or ""
         bounds = [f"= {rule.equals}" if rule.equals is not None else "", f">= {rule.min:g}" if rule.min is not None else "",
                   f"<= {rule.max:g}" if rule.max is not None else ""]
         what = f"{'field' if rule.field else 'fact'} {code_span(name)} {' '.join(b for b in bounds if b)}".rstrip()
@@ -193,7 +193,7 @@ def entry_markdown(signature: Signature) -> str:
         out += _workarounds(signature)
     out += ["## Fixed in", ""]
     sentence = fixed_in_sentence(signature)
-    if sentence:
+    if sentence and signature.fixed_in:
         note = f" {signature.fixed_in.note}" if signature.fixed_in.note else ""
         out += [sentence[0].upper() + sentence[1:] + "." + note, ""]
     else:

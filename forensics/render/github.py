@@ -60,7 +60,8 @@ def render_commands(analyses: list[Analysis], groups: list[FailureGroup] | None 
     groups = group_findings(analyses) if groups is None else groups
     commands = [annotation(group) for group in groups[:MAX_ANNOTATIONS]]
     if rest := groups[MAX_ANNOTATIONS:]:
-        commands.append(f"nforensics: {len(rest)} more failure group(s) not annotated (GitHub shows {MAX_ANNOTATIONS}); see the job summary.")
+        commands.append(f"nforensics: {len(rest)} more failure group(s) not annotated (GitHub shows {MAX_ANNOTATIONS});"
+                        " see the job summary.")
     return "".join(command + "\n" for command in commands)
 
 

@@ -43,8 +43,8 @@ def render_junit(analyses: list[Analysis]) -> str:
     if not cases:  # CI report widgets treat a suite with no test cases as a broken report
         cases = [ET.Element("testcase", classname=SUITE, name="no Neuron failure recognised", time="0")]
     counts = {"tests": str(len(cases)), "failures": str(len(groups)), "errors": "0", "skipped": "0", "time": "0"}
-    root = ET.Element("testsuites", name=SUITE, **counts)
-    suite = ET.SubElement(root, "testsuite", name=SUITE, **counts)
+    root = ET.Element("testsuites", {"name": SUITE, **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": SUITE, **counts})
     suite.extend(cases)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -48,7 +48,7 @@ def where(occurrence: Occurrence) -> str:
 def heading(finding: Finding) -> str:
     """The finding's title (a generic finding's comes from the log: inert) and its code."""
     title = markdown_text(finding.title)
-    return f"{title} ({code_span(finding.code)})" if label(finding) != finding.title else title
+    return f"{title} ({code_span(finding.code)})" if finding.code and label(finding) != finding.title else title
 
 
 def evidence_line(evidence: Evidence) -> str:
@@ -96,7 +96,8 @@ def _finding_section(number: int, group: FailureGroup) -> list[str]:
         f"{' (generic)' if finding.generic else ''} · fingerprint {code_span(finding.fingerprint)}"
     )
     seen = ", ".join(where(o) for o in group.occurrences)
-    out += ["", f"Seen {group.count}× in {len(group.inputs)} input(s): {seen}", "", markdown_text(finding.summary, line_start=True)]
+    out += ["", f"Seen {group.count}× in {len(group.inputs)} input(s): {seen}", "",
+            markdown_text(finding.summary, line_start=True)]
     if finding.meaning:
         out += ["", f"**What it means.** {catalogue_prose(finding.meaning)}"]
     if finding.fields:

@@ -306,7 +306,8 @@ def _release(report: ReportInput) -> str:
 def _reproduction(report: ReportInput) -> str:
     out: list[str] = []
     if report.repro_text is not None and len(report.repro_text.encode()) <= REPRO_EMBED_BYTES:
-        language = "python" if (report.repro_name or "").endswith(".py") else "bash" if (report.repro_name or "").endswith(".sh") else ""
+        name = report.repro_name or ""
+        language = "python" if name.endswith(".py") else "bash" if name.endswith(".sh") else ""
         out += [f"Reproducer ({code_span(report.repro_name or 'repro')}):", "", code_block(report.repro_text, language)]
     elif report.repro_text is not None:
         size = len(report.repro_text.encode())
@@ -501,8 +502,8 @@ def build_form(report: ReportInput, redactor: Redactor) -> IssueForm:
 def render_markdown(form: IssueForm) -> str:
     prefix = "[Bug] " if form.title.startswith("[Bug] ") else ""  # ours; the rest names what the log printed
     out = [f"# {prefix}{markdown_text(form.title[len(prefix):])}", ""]
-    for field_id, label in FIELDS:
-        out += [f"<!-- form field id: {field_id} -->", f"### {label}", "", form.fields.get(field_id) or NO_RESPONSE, ""]
+    for field_id, heading in FIELDS:
+        out += [f"<!-- form field id: {field_id} -->", f"### {heading}", "", form.fields.get(field_id) or NO_RESPONSE, ""]
     return "\n".join(out)
 
 

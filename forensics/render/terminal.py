@@ -69,7 +69,8 @@ def _hypotheses(finding: Finding) -> Group:
             parts.append(Text("   " + hypothesis.explanation.strip(), style="default"))
         for evidence in hypothesis.evidence:
             where = f"line {evidence.line}: " if evidence.line else ""
-            parts.append(Text.assemble(("   + ", "green"), (evidence.note or "", ""), (f"  [{where}{evidence.text.strip()[:90]}]", "dim")))
+            parts.append(Text.assemble(("   + ", "green"), (evidence.note or "", ""),
+                                       (f"  [{where}{evidence.text.strip()[:90]}]", "dim")))
         if hypothesis.check:
             parts.append(Text.assemble(("   ? check: ", "yellow"), hypothesis.check))
     return Group(*parts)
