@@ -33,13 +33,24 @@ def logs(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".log", ".txt"))
 
 
-def analyse(path: Path):
-    return analyze_text(path.read_text(encoding="utf-8", errors="replace"), path.name)
+def analyse(path: Path, own_thread: str = ""):
+    """A log taken from a public thread is analysed with that thread left out of the case base: it must not
+    find itself among the similar reports."""
+    return analyze_text(path.read_text(encoding="utf-8", errors="replace"), path.name,
+                        exclude_cases=frozenset({own_thread}) if own_thread else frozenset())
+
+
+def _sources(folder: Path) -> dict[str, str]:
+    if not (folder / "labels.csv").is_file():
+        return {}
+    with open(folder / "labels.csv", newline="", encoding="utf-8") as fh:
+        return {row["file"]: row.get("source", "").split("#")[0].rstrip("/") for row in csv.DictReader(fh)}
 
 
 def tier_report(folder: Path) -> None:
     files = logs(folder)
-    tiers = {p: top_tier(analyse(p)) for p in files}
+    sources = _sources(folder)
+    tiers = {p: top_tier(analyse(p, sources.get(p.name, ""))) for p in files}
     counts = Counter(tiers.values())
     shares = "  ".join(f"{t} {counts[t]:3d} ({counts[t] / len(files):5.1%})" for t in TIERS) if files else "no logs"
     print(f"{folder}  [{len(files)} logs]\n  {shares}")
