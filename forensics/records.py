@@ -10,7 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.2"  # 1.1 adds tier, family, confidence, wrapped_by; 1.2 similar_reports, workaround hypotheses
+from forensics.fact_records import FactRecord
+
+SCHEMA_VERSION = "1.3"  # 1.1 tier, family, confidence, wrapped_by; 1.2 similar_reports, workaround hypotheses; 1.3 record
 
 Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
 Severity = Literal["error", "warning", "note"]
@@ -278,6 +280,7 @@ class Finding(Record):
     wrapped_by: list[Evidence] = Field(default_factory=list)  # envelopes folded into this finding (exit 70, ...)
     hypotheses_undetermined: bool = False  # no evidence in the input favours one hypothesis over another
     similar_reports: list[SimilarReport] = Field(default_factory=list)  # closest public threads, best first
+    record: FactRecord | None = None  # the typed facts of its kind (forensics/fact_records.py), beside `fields`
 
 
 class Analysis(Record):

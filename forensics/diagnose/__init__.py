@@ -15,6 +15,7 @@ from forensics.diagnose.generic import generic_findings
 from forensics.diagnose.similar import Match as SimilarMatch
 from forensics.diagnose.similar import case_index, similar_reports
 from forensics.diagnose.versions import resolve_fixed_in
+from forensics.fact_records import build_record
 from forensics.knowledge import KnowledgeBase, compiled
 from forensics.knowledge.matcher import Claim, match
 from forensics.knowledge.schema import Family, Signature
@@ -181,11 +182,22 @@ def _family_findings(hits: list[FamilyHit], log: ParsedLog, retained: list[Sourc
         finding.fingerprint = fingerprint(family.id, summary, str(hit.fields.get("stage") or hit.fields.get("code") or ""))
         printed = [d.code for d in log.diagnostics if d.line in hit.lines]
         finding.code = str(hit.fields["code"]) if "code" in hit.fields else (printed[0] if printed else None)
+        if family.record:
+            finding.record = build_record(family.record, _record_values(hit.fields, log))
         finding.hypotheses = rank_hypotheses(family.hypotheses, finding, log.environment, retained, facts)
         finding.hypotheses_undetermined = _undetermined(finding)
         _follow_hypotheses(finding)
         findings.append(finding)
     return findings
+
+
+def _record_values(fields: dict[str, object], log: ParsedLog) -> dict[str, object]:
+    """A family finding's fields plus what a crash record reads from the log: the deepest frames (the last
+    traceback's, else the last native stack's) and the compiler version."""
+    stacks = [t.frames for t in log.tracebacks if t.frames] or [s.frames for s in log.stacks if s.frames]
+    frames = [f"{f.file}:{f.function or '?'}" for f in (stacks[-1][-5:] if stacks else [])]
+    version = log.environment.packages.get("neuronx-cc") or log.environment.packages.get("neuron-cc")
+    return {**fields, "frames": frames, "compiler_version": version}
 
 
 def _from_knowledge(entry: Signature | Family, signature_id: str, summary: str, fields: dict[str, object],
@@ -289,6 +301,8 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
     finding.tier, finding.family = "exact", signature.family
     finding.confidence = round(max(_CLAIM_CONFIDENCE[c.how] * (c.resemblance if c.how == "template" else 1.0)
                                    for c in claims), 2)
+    if signature.record:
+        finding.record = build_record(signature.record, fields)
     defining = frozenset(n for c in claims if c.how != "template" for n in range(c.line, c.end_line + 1))
     finding.hypotheses = rank_hypotheses(signature.hypotheses, finding, log.environment, retained, facts, defining)
     finding.hypotheses_undetermined = _undetermined(finding)

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from forensics.fact_records import RECORD_KINDS, RecordKind
 from forensics.records import Component, Severity
 
 FieldType = Literal["str", "int", "float"]
@@ -211,6 +212,7 @@ class Signature(Strict):
     references: list[ReferenceSpec] = Field(default_factory=list)
     fixed_in: FixedInSpec | None = None
     sample_log: str  # file name under sample_logs/
+    record: RecordKind | None = None  # the typed record its fields build (forensics/fact_records.py)
     test: SignatureTest = Field(default_factory=SignatureTest)
 
     @field_validator("id")
@@ -226,6 +228,10 @@ class Signature(Strict):
         undeclared = groups - set(self.fields)
         if undeclared:
             raise ValueError(f"extract groups {sorted(undeclared)} are missing from [fields]")
+        if self.record:
+            foreign = set(self.fields) - set(RECORD_KINDS[self.record].model_fields)
+            if foreign:
+                raise ValueError(f"[fields] {sorted(foreign)} are not fields of record {self.record!r}")
         unknown = set(self.test.fields) - set(self.fields)
         if unknown:
             raise ValueError(f"[test.fields] names {sorted(unknown)} that are not in [fields]")
@@ -320,6 +326,7 @@ class Family(Strict):
     # hold on one input, this one is the finding, however their selectors' confidences compare.
     refines: list[str] = Field(default_factory=list)
     claims_warnings: bool = True  # False: lines printed below error level (WARN, INFO) are not this failure
+    record: RecordKind | None = None  # the typed record its findings carry (forensics/fact_records.py)
     detect: list[Detect] = Field(default_factory=list)
     hypotheses: list[HypothesisSpec] = Field(default_factory=list)
     workarounds: list[WorkaroundSpec] = Field(default_factory=list)
