@@ -147,3 +147,27 @@ def test_hypothesis_evidence_read_from_the_defining_message_says_so():
                         compiled(rule.pattern).search(line) for line in defining):
                     silent.append(f"{signature.id}/{hypothesis.id}: {rule.pattern!r}")
     assert not silent, "pattern rules that read the defining message without in_message = true:\n" + "\n".join(silent)
+
+
+# ------------------------------------------------------------------ what to try follows why
+
+# Signatures and families with two or more hypotheses and two or more workarounds in which no workaround acts
+# on one hypothesis more than on another (so none names any), each with the reason. Keep this short: a
+# workaround that fits no hypothesis usually means a hypothesis is missing.
+WORKAROUNDS_FIT_NO_SINGLE_HYPOTHESIS: dict[str, str] = {}
+
+
+def test_workarounds_of_competing_hypotheses_name_the_ones_they_act_on():
+    """After ranking, a finding's workarounds are ordered by the best rank among the hypotheses they name
+    (forensics/diagnose _follow_hypotheses); with no link at all that order is the file's whatever the log
+    says. So an entry with two or more hypotheses and two or more workarounds links at least one of them."""
+    kb = load_kb()
+    entries = [*kb.signatures, *kb.families.values()]
+    unknown = sorted(set(WORKAROUNDS_FIT_NO_SINGLE_HYPOTHESIS) - {e.id for e in entries})
+    assert not unknown, f"WORKAROUNDS_FIT_NO_SINGLE_HYPOTHESIS names entries that do not exist: {unknown}"
+    unlinked = sorted(e.id for e in entries
+                      if len(e.hypotheses) >= 2 and len(e.workarounds) >= 2
+                      and not any(w.hypotheses for w in e.workarounds)
+                      and e.id not in WORKAROUNDS_FIT_NO_SINGLE_HYPOTHESIS)
+    assert not unlinked, ("workarounds that name none of their competing hypotheses (add `hypotheses = [...]` "
+                          f"after the workaround's title): {unlinked}")
