@@ -1,0 +1,95 @@
+"""Undo what happened to a log on its way to us, before any grammar reads it.
+
+A notebook or a JSON log collector escapes lines into JSON strings, a colour terminal adds ANSI escapes, a
+web page or collector folds a traceback onto one line, several processes write records onto one physical
+line, wrappers (Ray, Python logging, CloudWatch, ...) add prefixes, and a GitHub paste sets lines in bold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from forensics.parse.grammars import parse
+
+# Several NRT records on one physical line (multi-process output): split before each timestamp, or before
+# a `pid:tid LEVEL MODULE:` record head when the processes wrote no timestamp.
+NRT_RECORD_START = re.compile(
+    r"(?<=\S)(?=\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d\.\d{4,6}\s)"
+    r"|(?<=[^\d\s.:])\s*(?=\d{2,7}:\d{2,7} +(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL) +[A-Z][A-Z0-9_]*:)"
+)
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_JSON_MEMBER = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*")\s*,?$')
+_JSON_NOT_LOG = frozenset({"ename", "evalue", "output_type", "name"})
+# A traceback folded onto one line: where each frame starts, where its function name ends and its source
+# line begins, and where the final `SomeError: message` starts.
+# (`(?<!\s)`: a run of spaces is tried from its start only, so a long run costs its length, not its square.)
+_FOLDED_FRAME = re.compile(r"(?<!\s)\s+(?=File \")")
+_FOLDED_FUNCTION = re.compile(r"^(File \"[^\"]+\", line \d+, in \S+)\s+(.+)$")
+_FOLDED_EXCEPTION = re.compile(r"(?<!\s)\s+(?=(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): )")
+# A line a GitHub paste set in bold (`**...**`): the markers are the reporter's, not the producer's.
+MARKDOWN_BOLD = re.compile(r"^\*\*(?=[^*\s])(.*[^*\s])\*\*\s*$")
+# Progress characters a tool printed without a newline, glued in front of the next record.
+GLUED_PROGRESS = re.compile(r"^\.{2,}\s*(?=\S)")
+_PREFIX_START = re.compile(r"^(?:\(|\[(?:rank|default)\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|"
+                           r"[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20})")
+
+
+def unescaped(raw: str) -> list[str]:
+    """The log lines a physical line holds. A saved notebook or a log shipped as JSON holds them as JSON
+    strings (one per line of a traceback list, or one string with `\\n` escapes); a colour terminal adds ANSI
+    escapes. Anything that does not decode is kept as it was."""
+    text = raw
+    stripped = raw.strip()
+    if stripped[:1] == '"' or stripped[:1] == "{" and stripped[-1:] == "}":
+        decoded = _json_strings(stripped)
+        if decoded is not None:
+            text = decoded
+    pieces = text.split("\\n") if "\\n" in text else text.split("\n")
+    return [_ANSI_ESCAPE.sub("", piece) for piece in pieces] if "\x1b" in text else pieces
+
+
+def _json_strings(text: str) -> str | None:
+    """The log text inside a JSON line: a string literal (`"...",`), a `"key": "value"` member, or an object
+    (a notebook output's `traceback` lines or stream `text`). A notebook's `ename` / `evalue` repeat the
+    traceback's last line ahead of the log, so they read as blank. None when the line is not JSON."""
+    member = _JSON_MEMBER.match(text)
+    if member and member.group(1) in _JSON_NOT_LOG:
+        return ""
+    literal = member.group(2) if member else text.rstrip(",")
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        log = [value[k] for k in ("traceback", "text") if k in value] or list(value.values())
+        strings = [v for v in log if isinstance(v, str)]
+        strings += [item for v in log if isinstance(v, list) for item in v if isinstance(item, str)]
+        return "\n".join(strings) if strings else None
+    return None
+
+
+def unfold_traceback(line: str) -> list[str]:
+    """A traceback whose line breaks were lost on the way (a pasted web page, a log collector that joins a
+    record's lines): one frame, its source line and the final exception per line again."""
+    pieces = []
+    for part in _FOLDED_FRAME.split(line):
+        frame = _FOLDED_FUNCTION.match(part)
+        if frame is None:
+            pieces.append(part)
+            continue
+        code, *exception = _FOLDED_EXCEPTION.split(frame.group(2), maxsplit=1)
+        pieces += [frame.group(1), "    " + code, *exception]
+    return [p for p in pieces if p.strip()]
+
+
+def strip_prefixes(segment: str) -> str:
+    if not _PREFIX_START.match(segment):
+        return segment
+    tree = parse("prefixes", segment)
+    if tree is None:
+        return segment
+    rest = [t for t in tree.children if not hasattr(t, "data")]
+    return str(rest[-1]) if rest else ""

@@ -1,0 +1,81 @@
+"""What the assembler carries from one line to the next: the log being built, the blocks still open, and
+the caps that keep its memory bounded whatever the size of the input."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from forensics.records import (
+    BirVerification,
+    Diagnostic,
+    Environment,
+    Frame,
+    IceReport,
+    ParsedLog,
+    PythonTraceback,
+    SourceLine,
+    StackTrace,
+)
+
+MAX_RECORDS = 2000  # per record kind; a huge log of repeated errors keeps the first ones
+MAX_RETAINED = 20000  # lines kept for evidence and pattern matching
+MAX_SKELETONS = 50000  # bound on remembered uneventful line shapes
+RECENT_CANDIDATES = 2000  # plain candidate lines kept from the end of the input (failures come last)
+CONTEXT_LINES = 3  # plain lines kept after a line that carried a record, for wrapped runtime details
+CONTINUATION_LINES = 16  # a coded message spans at most this many physical lines
+# The word gate (forensics/parse/gates.py) only pays on big logs: the first lines of any input are all parsed,
+# so a pasted log's failure line is never lost for lacking a gate word.
+UNGATED_LINES = 20000
+HANG_TAIL = 5  # an operation left open this close to the end of the log, with no error after it, is a hang
+
+
+def clean(message: str | None) -> str:
+    return (message or "").strip()
+
+
+class AssemblerState:
+    """The state the assembler's readers share (forensics/parse/assemble.py puts them together)."""
+
+    def __init__(self, source: str) -> None:
+        self.log = ParsedLog.model_construct(source=source, environment=Environment.model_construct())
+        self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
+        self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
+        self.open_diagnostic: Diagnostic | None = None
+        self.open_ice: IceReport | None = None
+        self.ice_field: str | None = None
+        self.open_bir: BirVerification | None = None
+        self.open_traceback: PythonTraceback | None = None
+        self.in_cut_here = False
+        self.open_stack: StackTrace | None = None  # native or TorchScript frames being collected
+        self.frame_awaiting_code: Frame | None = None  # a Python frame whose source line may come next
+        self.named_by_header: PythonTraceback | None = None  # an IPython traceback its header named
+        self.open_apis: dict[str, int] = {}  # NRT API trace: api -> line of its API:IN without API:OUT yet
+        self.open_compile: int | None = None  # line of a compile start with no end seen yet
+        self.last_error = 0  # line of the last record that reported an error
+        self.last_text = 0  # line of the last non-blank line
+        self.uneventful: set[str] = set()  # line shapes (digits removed) that yielded no record
+        self.last_line = 0
+        self.context_left = 0  # plain lines still kept after the last line that carried something
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _add(self, kind: list, record: object) -> None:
+        if len(kind) < MAX_RECORDS:
+            kind.append(record)
+        else:
+            self.log.truncated = True
+
+    def _retain(self, number: int, raw: str) -> None:
+        if self.retained and self.retained[-1].line == number:
+            return
+        if len(self.retained) < MAX_RETAINED:
+            self.retained.append(SourceLine.model_construct(line=number, text=raw))
+        else:
+            self.log.truncated = True
+
+    def _close_blocks(self) -> None:
+        self.open_diagnostic = None
+        self.open_ice = None
+        self.ice_field = None
+        self.open_bir = None
+        self.open_traceback = None
