@@ -19,7 +19,8 @@ import pytest
 
 import forensics.redact as redact_module
 from conftest import cli, run_cli
-from forensics.redact import Redactor, _base_rules
+from forensics.redact import Redactor
+from forensics.redact.gitleaks import GITLEAKS_RULES, base_rules
 from planted_secrets import EMAIL, SECRETS, leaks, planted_log
 
 FORMATS = ("text", "json", "sarif", "github", "junit", "gitlab", "markdown")
@@ -146,7 +147,7 @@ def test_a_secret_seen_once_is_masked_where_no_rule_would_see_it():
 def test_every_rule_is_fast_on_adversarial_text():
     """No rule, ours or gitleaks', backtracks into a blow-up: each rule's cue words repeated over 8 KB with
     separators between (0.02-0.07 s each when measured), and the slowest shapes over 64 KB (about 0.2 s)."""
-    rules, _ = _base_rules()
+    rules, _ = base_rules()
     words = sorted({w for rule in rules if isinstance(rule.cue, tuple) for w in rule.cue})
 
     def seconds(word: str, filler: str, size: int, bound: float) -> float:
@@ -168,10 +169,10 @@ def test_every_rule_is_fast_on_adversarial_text():
 
 
 def test_gitleaks_rules_load_and_compile():
-    rules, allow = _base_rules()
+    rules, allow = base_rules()
     gitleaks = [r for r in rules if r.gitleaks]
     assert len(gitleaks) > 200 and allow["regexes"]
     for rule in gitleaks:
         rule.compiled()
     assert EMAIL  # the planted module is importable on its own
-    assert Path(redact_module.GITLEAKS_RULES).is_file()
+    assert Path(GITLEAKS_RULES).is_file()

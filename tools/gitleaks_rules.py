@@ -2,7 +2,7 @@
 
     python tools/gitleaks_rules.py path/to/gitleaks/config/gitleaks.toml COMMIT
 
-The redactor (forensics/redact.py) takes gitleaks' default rule set (config/gitleaks.toml of
+The redactor (forensics/redact/gitleaks.py) takes gitleaks' default rule set (config/gitleaks.toml of
 github.com/gitleaks/gitleaks, MIT licence) as data: each rule's regex, keywords, entropy threshold,
 secret group and allowlists. Rules tied to a file path (`path = ...`: they only make sense for one kind
 of file in a repository) are left out; a log is not such a file. `regex` is gitleaks' own RE2 pattern,

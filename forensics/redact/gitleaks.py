@@ -1,0 +1,69 @@
+"""gitleaks' published default rules (forensics/redaction/gitleaks.json, regenerated from gitleaks'
+config/gitleaks.toml by tools/gitleaks_rules.py): ~220 provider token formats with gitleaks' own keywords,
+entropy thresholds and allowlists, loaded once and put after the Neuron rules."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+from forensics.redact.rules import Rule, neuron_rules
+
+GITLEAKS_RULES = Path(__file__).parent.parent / "redaction" / "gitleaks.json"
+
+# gitleaks rules a Neuron rule does better: private-key masks the header and footer too (ours keeps them
+# readable and masks to the end of a cut log).
+_SUPERSEDED = {"private-key"}
+
+
+def _gitleaks_rule(entry: dict) -> Rule:
+    allowlists = []
+    for allow in entry.get("allowlists", ()):
+        allowlists.append({
+            "target": allow.get("regexTarget", "secret"),
+            "and": allow.get("condition", "OR").upper() == "AND",
+            "regexes": tuple(allow.get("regexes", ())),  # compiled on first use (cached_regex)
+            "stopwords": tuple(w.lower() for w in allow.get("stopwords", ())),
+        })  # fmt: skip
+    return Rule(
+        entry["id"], entry["regex"], cue=tuple(k.lower() for k in entry["keywords"]), gitleaks=True, wraps=True,
+        python_pattern=entry["python"], secret_group=entry.get("secretGroup", 0), entropy=entry.get("entropy", 0.0),
+        allowlists=tuple(allowlists),
+    )  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def base_rules() -> tuple[tuple[Rule, ...], dict]:
+    """The Neuron rules, then gitleaks' (a Neuron rule wins where both find the same secret), and
+    gitleaks' global allowlist."""
+    data = json.loads(GITLEAKS_RULES.read_text(encoding="utf-8"))
+    allow = data.get("allowlist", {})
+    global_allow = {
+        "regexes": tuple(allow.get("regexes", ())),
+        "stopwords": tuple(w.lower() for w in allow.get("stopwords", ())),
+    }
+    gitleaks = [_gitleaks_rule(e) for e in data["rules"] if e["id"] not in _SUPERSEDED]
+    return tuple(neuron_rules() + gitleaks), global_allow
+
+
+def entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values()) if text else 0.0
+
+
+@lru_cache(maxsize=None)
+def cached_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def allowed(allow: dict, secret: str, match: str, line: str) -> bool:
+    target = {"match": match, "line": line}.get(allow.get("target", "secret"), secret)
+    regex = any(cached_regex(r).search(target) for r in allow["regexes"])
+    stop = any(w in secret.lower() for w in allow["stopwords"])
+    if allow.get("and"):
+        return (regex or not allow["regexes"]) and (stop or not allow["stopwords"])
+    return regex or stop
