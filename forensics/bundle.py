@@ -25,20 +25,10 @@ from forensics.ingest import is_binary
 from forensics.records import Analysis, MachineProbe
 from forensics.redact import Redactor
 from forensics.render.markdown import cell, code_span
-from forensics.render.report import (
-    REPRO_EMBED_BYTES,
-    URL_LIMIT,
-    IssueForm,
-    likely_duplicates,
-    PrefilledUrl,
-    ReportInput,
-    build_form,
-    prefill_url,
-    redaction_note,
-    render_json,
-    render_markdown,
-    scan_log,
-)
+from forensics.render.report import IssueForm, build_form, redaction_note
+from forensics.render.report_fields import REPRO_EMBED_BYTES, likely_duplicates
+from forensics.render.report_input import ReportInput, scan_log
+from forensics.render.report_outputs import URL_LIMIT, PrefilledUrl, prefill_url, render_json, render_markdown
 
 MAX_ATTACHMENT_BYTES = 256 << 20  # an HLO dump can be large; past this the user shares it separately
 

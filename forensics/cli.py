@@ -125,7 +125,7 @@ def env(format: str = typer.Option("text", "--format", "-f", help="text or json.
     from forensics.envprobe import probe
     from forensics.redact import Redactor
     from forensics.render import check_format
-    from forensics.render.report import render_probe
+    from forensics.render.probe import render_probe
 
     check_format(format)
     sys.stdout.write(render_probe(probe(), format, Redactor()))

@@ -22,7 +22,9 @@ import pytest
 
 from conftest import REPO, SAMPLE_LOGS, assert_clean_error, cli, run_cli
 from forensics.records import Environment, Workaround
-from forensics.render.report import FIELDS, LEGACY_FIELDS, URL_LIMIT, URL_POINTER, already_applied
+from forensics.render.report import FIELDS, LEGACY_FIELDS
+from forensics.render.report_fields import already_applied
+from forensics.render.report_outputs import URL_LIMIT, URL_POINTER
 from test_redact import PLANTED_LOG, SECRETS, assert_no_secret
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
