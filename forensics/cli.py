@@ -217,7 +217,8 @@ def neff_show(
     ),
 ) -> None:
     """Header, hash, compiler, target, subgraphs, features, tables of a NEFF. Writes nothing unless --extract."""
-    from forensics.artifacts.neff import extract_neff, read_neff
+    from forensics.artifacts.neff import read_neff
+    from forensics.artifacts.neff_extract import extract_neff
     from forensics.render import check_format
     from forensics.render.artifacts import render_artifact
 

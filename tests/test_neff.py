@@ -14,7 +14,7 @@ import pytest
 
 from conftest import SHARED, assert_clean_error, cli
 from fakes.neff import neff_bytes, standard_members, tar_payload, write_neff
-from forensics.artifacts import facts_for, neff
+from forensics.artifacts import facts_for, neff_payload
 
 REAL_SMALL = SHARED / "fixtures" / "neff" / "matmul_small.neff"
 REAL_LARGE = SHARED / "fixtures" / "neff" / "matmul_large.neff"
@@ -286,7 +286,7 @@ def test_hostile_members_are_warnings_when_only_reading(tmp_path, kind):
 
 
 def test_member_count_bomb_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(neff, "MAX_MEMBERS", 10)
+    monkeypatch.setattr(neff_payload, "MAX_MEMBERS", 10)
     path = write_neff(tmp_path, members={f"f{i}.bin": b"x" for i in range(11)})
     for extra_args in ([], ["--extract", tmp_path / "out"]):
         code, _, err = cli("neff", path, *extra_args)
@@ -295,7 +295,7 @@ def test_member_count_bomb_is_refused(tmp_path, monkeypatch):
 
 
 def test_total_size_bomb_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(neff, "MAX_UNPACKED_BYTES", 4096)
+    monkeypatch.setattr(neff_payload, "MAX_UNPACKED_BYTES", 4096)
     path = write_neff(tmp_path, members={"a.bin": bytes(3000), "b.bin": bytes(3000)})
     code, _, err = cli("neff", path, "--extract", tmp_path / "out")
     assert code == 2 and "more than 4096 bytes" in err

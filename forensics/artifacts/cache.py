@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from forensics.artifacts.models import CacheEntry, CacheReport, CacheState
-from forensics.artifacts.neff import HEADER_SIZE, read_header
+from forensics.artifacts.neff_header import HEADER_SIZE, read_header
 from forensics.errors import InputError
 
 DEFAULT_CACHE = Path("/var/tmp/neuron-compile-cache")

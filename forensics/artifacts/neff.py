@@ -1,50 +1,38 @@
-"""Read NEFF files (the Neuron executable format) and, only when asked, unpack them safely.
+"""Read NEFF files (the Neuron executable format): every fact they give away, the device check, and diffs.
 
 A NEFF is a 1024-byte little-endian header followed by a tar payload, gzip-compressed or plain. There is no
 magic number, so a file counts as a NEFF by its structure (docs/artifacts.md, "Recognising a NEFF"). Reading
 facts never writes to disk: the tar is streamed and only small JSON members are kept in memory.
+
+neff_header.py reads the header (and its hash and feature bits), neff_payload.py streams the tar members
+within the bomb limits, neff_extract.py unpacks them only when asked; this module turns the JSON members
+into facts.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import os
 import posixpath
 import re
-import shutil
-import struct
-import tarfile
-import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
-from typing import IO, Any, cast
+from pathlib import Path
+from typing import Any, cast
 
 from forensics.artifacts.models import (
     DeviceCheck,
     DmaQueue,
     EngineStream,
-    FeatureBit,
-    FeatureBits,
     IoTensor,
     NeffChange,
     NeffDiff,
-    NeffHeader,
     NeffReport,
     SubgraphFacts,
     VariableGroup,
 )
+from forensics.artifacts.neff_header import check_hash, decode_feature_bits, read_header
+from forensics.artifacts.neff_payload import member_file, open_payload, unsafe_reason
 from forensics.errors import InputError
 
-HEADER = struct.Struct("<QQQQQ128sI32s16s256sI64sQI468x")
-HEADER_SIZE = HEADER.size  # 1024
-
-# What a payload may declare before we call it a tar bomb. Real NEFFs hold tens to a few thousand members;
-# the largest carry a few GB of constants.
-MAX_MEMBERS = 100_000
-MAX_UNPACKED_BYTES = 64 * 2**30
 MAX_JSON_BYTES = 16 * 2**20
 # Large JSON members the facts do not need; skipping them keeps memory flat on big NEFFs.
 SKIPPED_JSON = {"act_info.json", "tensor_map.json", "kernel_debug_info.json"}
@@ -60,195 +48,6 @@ DEVICE_GENERATIONS = {"inf1": 1, "inf2": 2, "trn1": 2, "trn1n": 2, "gen2": 2,
                       "trn2": 3, "trn2u": 3, "gen3": 3, "trn3": 4, "gen4": 4}
 DEVICE_PATTERN = re.compile(r"(inf1|inf2|trn1n?|trn2u?|trn3|gen[234])(?:\.[a-z0-9]+)?")
 
-# header feature_bits -> (name, also a def.json `neff_features` string). Unofficial map (neuronx-cc 2.24).
-FEATURE_BITS: dict[int, tuple[str, bool]] = {
-    0x2: ("collective_has_offset", True),
-    0x4: ("neff_feature_custom_ops", True),
-    0x8: ("neff_coalesced_ccops", True),
-    0x10: ("neff_queue_set_instances", True),
-    0x20: ("neff_has_functions", True),
-    0x40: ("neff_feature_dynamic_pwp", True),
-    0x80: ("indirect_memcpy_32b_sem_wait", True),
-    0x100: ("indirect_memcpy_bound_check", True),
-    0x200: ("DMA_desc_higher_dim", True),
-    0x400: ("neff_feature_vnc", True),
-    0x800: ("DVE_perf_mode", False),
-    0x1000: ("DGE", False),
-    0x2000: ("POOL_RSQRT", False),
-    0x4000: ("remote_sem", True),
-    0x8000: ("DGE_cast", False),
-    0x10000: ("vector_DGE", False),
-    0x20000: ("embedding_stride32", False),
-    0x100000: ("SQI_no_rearm", False),
-    0x200000: ("hardware_DGE", False),
-    0x400000: ("partial_sb2sb_ccop", False),
-    0x1000000: ("arch_above_39", False),
-    0x2000000: ("large_tensor_support", False),
-}
-NEWER_COMPILER_MASK = 0x7FFFFFFFF8000000  # bits the runtime reads as "NEFF from a newer compiler"
-
-
-# ---------------------------------------------------------------- header, hash, payload stream
-
-
-def read_header(path: Path) -> tuple[NeffHeader, int, str, list[str]]:
-    """The decoded header, the file size, the payload kind and warnings; InputError when not a NEFF."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as f:
-            head = f.read(HEADER_SIZE + 512)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    if size < HEADER_SIZE:
-        raise InputError(f"{path}: not a NEFF: {size} bytes is shorter than the {HEADER_SIZE}-byte header")
-    (pkg, header_size, data_size, major, minor, build, num_tpb, stored_hash, uuid, name, requested, per_node,
-     features, lnc) = HEADER.unpack(head[:HEADER_SIZE])
-    if header_size != HEADER_SIZE or pkg not in (1, 2):
-        raise InputError(f"{path}: not a NEFF: no 1024-byte header with pkg_version 1 or 2 at the start")
-    available = size - HEADER_SIZE
-    if data_size > available:
-        raise InputError(
-            f"{path}: truncated NEFF: the header declares {data_size} payload bytes but the file holds {available}"
-        )
-    warnings = [f"{available - data_size} bytes after the declared payload are ignored"] if data_size < available else []
-    payload = head[HEADER_SIZE:]
-    if payload[:2] == b"\x1f\x8b":
-        kind = "gzip-tar"
-    elif payload[257:262] == b"ustar":
-        kind = "tar"
-    else:
-        raise InputError(f"{path}: not a NEFF: the payload at offset 1024 is neither gzip nor tar")
-    tpb_per_node = list(per_node)
-    while tpb_per_node and tpb_per_node[-1] == 0:
-        tpb_per_node.pop()
-    header = NeffHeader(
-        pkg_version=pkg,
-        header_size=header_size,
-        data_size=data_size,
-        neff_version=f"{major}.{minor}",
-        build_version=_cstring(build),
-        num_tpb=num_tpb,
-        hash=stored_hash.hex(),
-        uuid=uuid.hex(),
-        name=_cstring(name),
-        requested_tpb_count=requested,
-        tpb_per_node=tpb_per_node,
-        feature_bits=features,
-        lnc_size=lnc,
-    )
-    return header, size, kind, warnings
-
-
-def _cstring(raw: bytes) -> str:
-    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
-
-
-def _member_file(tar: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
-    """A regular member's content (extractfile returns None only for other kinds, checked before)."""
-    handle = tar.extractfile(member)
-    if handle is None:
-        raise InputError(f"NEFF member {member.name!r} cannot be read as a file")
-    return handle
-
-
-def _check_hash(header: NeffHeader, digest: Any) -> tuple[bool | None, str | None, str | None]:
-    """(ok, byte order, note) for the payload's digest. Producers store it plainly or with each 32-bit word reversed."""
-    computed = digest.digest()
-    stored = bytes.fromhex(header.hash)[: len(computed)]
-    if not any(stored):
-        return None, None, "no hash stored in the header"
-    if stored == computed:
-        return True, "digest", None
-    if stored == b"".join(computed[i : i + 4][::-1] for i in range(0, len(computed), 4)):
-        return True, "word-swapped", None
-    note = (
-        f"hash mismatch: the stored hash is neither the {digest.name.upper()} of the payload nor its word-swapped form "
-        "(the runtime checks it only with load verification on; this alone does not make the file unusable)"
-    )
-    return False, None, note
-
-
-class _Window(io.RawIOBase):
-    """The declared payload of an open NEFF: reads stop at data_size, so trailing bytes never reach tarfile.
-    Every byte read also feeds the digest, if one is given, so hashing needs no second pass over the file."""
-
-    def __init__(self, f: Any, length: int, digest: Any = None) -> None:
-        self._f, self._left, self._digest = f, length, digest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self._f.read(min(len(buffer), self._left))
-        buffer[: len(data)] = data
-        self._left -= len(data)
-        if self._digest is not None:
-            self._digest.update(data)
-        return len(data)
-
-    def drain(self) -> None:
-        """Read to the end of the window: tarfile stops at its end-of-archive blocks, the digest covers all of it."""
-        buffer = bytearray(1 << 20)
-        while self.readinto(buffer):
-            pass
-
-
-@contextmanager
-def _payload(
-    path: Path, header: NeffHeader, kind: str, digest: Any = None
-) -> Iterator[tuple[tarfile.TarFile, Iterator[tarfile.TarInfo]]]:
-    """Stream the tar payload; the member iterator enforces the bomb limits before a member is used.
-    With a digest, the whole declared payload has been fed to it once the block ends."""
-    with path.open("rb") as f:
-        f.seek(HEADER_SIZE)
-        window = _Window(f, header.data_size, digest)
-        stream = io.BufferedReader(window, buffer_size=1 << 20)
-        try:
-            with tarfile.open(fileobj=stream, mode="r|gz" if kind == "gzip-tar" else "r|") as tar:
-                yield tar, _bounded(path, tar)
-        except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-            raise InputError(f"{path}: the NEFF payload is not a readable tar archive ({exc})") from None
-        if digest is not None:
-            window.drain()
-
-
-def _bounded(path: Path, tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
-    count = total = 0
-    for member in tar:
-        count += 1
-        total += max(member.size, 0)
-        if count > MAX_MEMBERS:
-            raise InputError(f"{path}: refusing the payload: more than {MAX_MEMBERS} tar members (a tar bomb?)")
-        if total > MAX_UNPACKED_BYTES:
-            raise InputError(
-                f"{path}: refusing the payload: its members declare more than {MAX_UNPACKED_BYTES} bytes (a tar bomb?)"
-            )
-        yield member
-
-
-def unsafe_reason(member: tarfile.TarInfo) -> str | None:
-    """Why writing this member could escape the target folder or create something other than files, or None."""
-    name = member.name
-    if name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name):
-        return "has an absolute path"
-    if ".." in PurePosixPath(name).parts:
-        return "climbs out of the folder with '..'"
-    if member.ischr() or member.isblk() or member.isfifo():
-        return "is a device file or FIFO"
-    if member.issym() or member.islnk():
-        link = member.linkname
-        base = posixpath.dirname(name) if member.issym() else ""
-        resolved = posixpath.normpath(posixpath.join(base, link))
-        if link.startswith("/") or resolved == ".." or resolved.startswith("../"):
-            return f"is a link pointing outside the folder ({link})"
-        return None
-    if not (member.isfile() or member.isdir()):
-        return "has an unsupported tar member type"
-    return None
-
-
 # ---------------------------------------------------------------- facts
 
 
@@ -261,7 +60,7 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
     sizes: dict[str, int] = {}
     raw_json: dict[str, bytes] = {}
     members = unpacked = 0
-    with _payload(path, header, kind, digest) as (tar, stream):
+    with open_payload(path, header, kind, digest) as (tar, stream):
         for member in stream:
             members += 1
             unpacked += max(member.size, 0)
@@ -274,8 +73,8 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
             sizes[name] = member.size
             if name.endswith(".json") and name.count("/") <= 1 and posixpath.basename(name) not in SKIPPED_JSON:
                 if member.size <= MAX_JSON_BYTES:
-                    raw_json[name] = _member_file(tar, member).read()
-    hash_ok, hash_order, hash_note = _check_hash(header, digest)
+                    raw_json[name] = member_file(tar, member).read()
+    hash_ok, hash_order, hash_note = check_hash(header, digest)
     documents = _Documents(raw_json, warnings)
 
     info = documents.get("info.json")
@@ -410,21 +209,6 @@ def _io_tensors(graph: dict[str, Any], documents: _Documents, graphs: list[dict[
     return list(tensors.values())
 
 
-def decode_feature_bits(value: int) -> FeatureBits:
-    decoded, unknown = [], []
-    for bit in range(64):
-        mask = 1 << bit
-        if value & mask:
-            if mask in FEATURE_BITS:
-                name, named = FEATURE_BITS[mask]
-                decoded.append(FeatureBit(bit=hex(mask), name=name, named=named))
-            else:
-                unknown.append(hex(mask))
-    return FeatureBits(
-        value=hex(value), decoded=decoded, unknown_bits=unknown, newer_compiler_bits=bool(value & NEWER_COMPILER_MASK)
-    )
-
-
 def device_generation(device: str) -> int:
     """NeuronCore generation of a device or instance type (trn1, inf2, trn2, trn1.32xlarge, ...)."""
     match = DEVICE_PATTERN.fullmatch(device.strip().lower())
@@ -514,63 +298,6 @@ def _diff(a: Any, b: Any, key: str, changes: list[NeffChange]) -> None:
             _diff(a.get(name), b.get(name), f"{key}.{name}" if key else str(name), changes)
     elif a != b:
         changes.append(NeffChange(key=key, a=a, b=b))
-
-
-# ---------------------------------------------------------------- extraction
-
-
-def extract_neff(path: Path | str, dest: Path | str) -> Path:
-    """Unpack the payload into dest (absent or empty). Every member is checked before anything is written."""
-    path, dest = Path(path), Path(dest)
-    header, _, kind, _ = read_header(path)
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise InputError(f"{dest}: refusing to extract into a folder that is not empty")
-    with _payload(path, header, kind) as (_, stream):
-        for member in stream:
-            reason = unsafe_reason(member)
-            if reason:
-                raise InputError(f"{path}: refusing to extract: member {member.name!r} {reason}")
-    try:
-        dest.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"{dest}: cannot create the folder ({exc.strerror or exc})") from None
-    root = dest.resolve()
-    with _payload(path, header, kind) as (tar, stream):
-        for member in stream:
-            try:
-                _write_member(tar, member, root)
-            except OSError as exc:
-                raise InputError(f"{dest}: cannot write member {member.name!r} ({exc.strerror or exc})") from None
-    return root
-
-
-def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, root: Path) -> None:
-    parts = [p for p in PurePosixPath(member.name).parts if p not in ("", ".")]
-    if not parts:
-        return
-    target = root.joinpath(*parts)
-    if member.isdir():
-        target.mkdir(parents=True, exist_ok=True)
-        _inside(root, target)
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _inside(root, target.parent)  # a parent reached through an in-folder symlink must still resolve inside
-    if member.issym():
-        os.symlink(member.linkname, target)
-    elif member.islnk():
-        source = root.joinpath(*PurePosixPath(posixpath.normpath(member.linkname)).parts)
-        _inside(root, source)
-        os.link(source, target)
-    else:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "wb") as out, _member_file(tar, member) as source_file:
-            shutil.copyfileobj(source_file, out, 1 << 20)
-
-
-def _inside(root: Path, path: Path) -> None:
-    real = Path(os.path.realpath(path))
-    if real != root and root not in real.parents:
-        raise InputError(f"refusing to extract: {path} resolves outside {root}")
 
 
 # ---------------------------------------------------------------- tolerant JSON accessors (hostile input)
