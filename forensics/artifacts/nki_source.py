@@ -12,20 +12,17 @@ from __future__ import annotations
 import ast
 import math
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from forensics.artifacts.models import BackToBack, CallSite, KernelFacts, LoopFacts, NkiReport
+from forensics.artifacts.nki_tree import SourceTree, bound_constants, const_int
 from forensics.errors import InputError
 
 MAX_SOURCE_BYTES = 8 * 2**20
-# Used when a file calls nl./nisa. without importing them (snippets, notebooks cut into files).
-CONVENTIONAL_ALIASES = {"nl": "nki.language", "nisa": "nki.isa", "nki": "nki"}
 ALLOCATORS = {"ndarray", "zeros", "ones", "full", "empty", "rand", "zeros_like", "ones_like", "full_like", "empty_like"}
 DEFAULT_BUFFER = "sbuf"  # nl.ndarray & co. allocate in SBUF unless given buffer=
 BUFFERS = ("shared_hbm", "private_hbm", "hbm", "sbuf", "psum")
-NKI_RANGES = {"affine_range", "sequential_range", "static_range"}
 UNKNOWN_REPEAT = 2  # a loop or repeated module without a constant count runs the call at least twice
 INSTANCE_CALLED = {"forward", "__call__"}  # methods that run when a module instance is called
 
@@ -70,10 +67,12 @@ def read_nki_source(path: Path | str) -> NkiReport:
     return _Module(tree).report(str(path))
 
 
-class _Module:
+class _Module(SourceTree):
+    """Kernels, scopes and the calls in each scope, in the order they run."""
+
     def __init__(self, tree: ast.Module) -> None:
-        self.aliases = _aliases(tree)
-        self.constants = _constants(tree.body, {})
+        super().__init__(tree)
+        self.constants = bound_constants(tree.body, {})
         self.kernels: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # name used to call it -> definition
         self.scopes: list[_Scope] = [_Scope("<module>", tree, env=self.constants)]
         self._collect(tree.body, prefix="", cls=None)
@@ -82,26 +81,11 @@ class _Module:
         self.by_name = {s.name: s for s in self.scopes}
         self.classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
         self.events = {s.name: self._events(s) for s in self.scopes}
-
-    # ------------------------------------------------------------ names
-
-    def qualname(self, expr: ast.AST) -> str | None:
-        """Dotted name of an expression with import aliases resolved: `nisa.nc_matmul` -> nki.isa.nc_matmul."""
-        name: str | None
-        if isinstance(expr, ast.Name):
-            name = self.aliases.get(expr.id) or CONVENTIONAL_ALIASES.get(expr.id, expr.id)
-        elif isinstance(expr, ast.Attribute):
-            base = self.qualname(expr.value)
-            name = f"{base}.{expr.attr}" if base else None
-        else:
-            return None
-        return name.removeprefix("neuronxcc.") if name else None
-
     def _collect(self, body: list[ast.stmt], prefix: str, cls: str | None) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = f"{prefix}{node.name}"
-                self.scopes.append(_Scope(name, node, cls, _constants(node.body, self.constants)))
+                self.scopes.append(_Scope(name, node, cls, bound_constants(node.body, self.constants)))
                 if any(self.qualname(d.func if isinstance(d, ast.Call) else d) == "nki.jit" for d in node.decorator_list):
                     self.kernels[node.name] = node
                 self._collect(node.body, f"{name}.", None)
@@ -115,72 +99,6 @@ class _Module:
                     for target in node.targets:
                         if definition and isinstance(target, ast.Name):
                             self.kernels[target.id] = definition
-
-    # ------------------------------------------------------------ loops and constants
-
-    def loop(self, node: ast.AST, env: dict[str, int]) -> tuple[str, int | None]:
-        """Kind and constant trip count of a for/while loop or a comprehension generator."""
-        if isinstance(node, ast.While):
-            return "while", None
-        iterator = node.iter  # type: ignore[attr-defined]
-        if not isinstance(iterator, ast.Call):
-            return "for", _literal_length(iterator)
-        name = (self.qualname(iterator.func) or "").rsplit(".", 1)[-1]
-        if name not in NKI_RANGES and name != "range":
-            return "for", None
-        found = [_const_int(a, env) for a in iterator.args]
-        bounds = [b for b in found if b is not None]
-        if not bounds or len(bounds) != len(found) or len(bounds) > 3:
-            return name, None
-        if len(bounds) == 1:
-            start, stop, step = 0, bounds[0], 1
-        else:
-            start, stop, step = bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1
-        return name, max(0, math.ceil((stop - start) / step)) if step else None
-
-    def _walk(self, node: ast.AST, env: dict[str, int],
-              loops: tuple[int | None, ...] = ()) -> Iterator[tuple[ast.AST, tuple[int | None, ...]]]:
-        """Nodes under `node` (not inside nested defs) with the trip counts of the loops around each.
-
-        A loop whose body syncs (mark_step / torch_xla.sync) runs one graph per iteration: it counts as 1.
-        """
-        for child in ast.iter_child_nodes(node):
-            yield from self._visit(child, env, loops)
-
-    def _visit(self, node: ast.AST, env: dict[str, int],
-               loops: tuple[int | None, ...]) -> Iterator[tuple[ast.AST, tuple[int | None, ...]]]:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            return
-        yield node, loops
-        if isinstance(node, (ast.For, ast.AsyncFor)):
-            inside = loops + (1 if self._syncs(node) else self.loop(node, env)[1],)
-            for part in (node.target, node.iter, *node.orelse):
-                yield from self._visit(part, env, loops)
-            for part in node.body:
-                yield from self._visit(part, env, inside)
-        elif isinstance(node, ast.While):
-            inside = loops + (1 if self._syncs(node) else None,)
-            for part in (node.test, *node.body):
-                yield from self._visit(part, env, inside)
-            for part in node.orelse:
-                yield from self._visit(part, env, loops)
-        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            inside = loops + tuple(self.loop(g, env)[1] for g in node.generators)
-            for generator in node.generators:
-                yield from self._visit(generator.iter, env, loops)
-                for condition in generator.ifs:
-                    yield from self._visit(condition, env, inside)
-            for element in [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]:
-                yield from self._visit(element, env, inside)
-        else:
-            yield from self._walk(node, env, loops)
-
-    def _is_sync(self, call: ast.Call) -> bool:
-        name = self.qualname(call.func) or ""
-        return name.endswith("mark_step") or name in ("torch_xla.sync", "torch_xla.core.xla_model.sync")
-
-    def _syncs(self, node: ast.AST) -> bool:
-        return any(isinstance(n, ast.Call) and self._is_sync(n) for n in ast.walk(node))
 
     # ------------------------------------------------------------ kernels
 
@@ -202,7 +120,7 @@ class _Module:
     def _count(self, definition: ast.AST, facts: KernelFacts, isa: Counter[str], buffers: Counter[str],
                outer: tuple[int | None, ...], seen: set[str]) -> None:
         """Count ISA calls and allocations; helper functions the kernel calls are traced into it, so they count."""
-        env = _constants(definition.body, self.constants)  # type: ignore[attr-defined]
+        env = bound_constants(definition.body, self.constants)  # type: ignore[attr-defined]
         for node, inner in self._walk(definition, env):
             loops = outer + inner
             if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
@@ -251,7 +169,7 @@ class _Module:
         func = call.func
         if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in self.kernels:
             dims = func.slice.elts if isinstance(func.slice, ast.Tuple) else [func.slice]
-            grid = [_const_int(d, scope.env) for d in dims]
+            grid = [const_int(d, scope.env) for d in dims]
             return _Event(call.lineno, "kernel", func.value.id, grid=grid)
         if isinstance(func, ast.Name):
             if func.id in self.kernels:
@@ -351,61 +269,6 @@ class _Module:
         if not self.kernels:
             report.warnings.append("no @nki.jit kernel found")
         return report
-
-
-def _aliases(tree: ast.Module) -> dict[str, str]:
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".")[0]
-                aliases[alias.asname or top] = alias.name if alias.asname else top
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return aliases
-
-
-def _constants(body: list[ast.stmt], outer: dict[str, int]) -> dict[str, int]:
-    """Names assigned exactly once in this body to a constant integer expression (HIDDEN = 2048, N = 2 * K)."""
-    env = dict(outer)
-    assigned: Counter[str] = Counter()
-    for node in body:
-        for target in node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]:
-            if isinstance(target, ast.Name):
-                assigned[target.id] += 1
-    for node in body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            value = _const_int(node.value, env)
-            if assigned[name] == 1 and value is not None:
-                env[name] = value
-            else:
-                env.pop(name, None)
-    return env
-
-
-def _const_int(node: ast.AST, env: dict[str, int]) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.Name):
-        return env.get(node.id)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _const_int(node.operand, env)
-        return -value if value is not None else None
-    if isinstance(node, ast.BinOp):
-        left, right = _const_int(node.left, env), _const_int(node.right, env)
-        if left is None or right is None:
-            return None
-        operations = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.FloorDiv: int.__floordiv__}
-        operation = operations.get(type(node.op))
-        if operation and not (isinstance(node.op, ast.FloorDiv) and right == 0):
-            return operation(left, right)
-    return None
-
-
-def _literal_length(node: ast.AST) -> int | None:
-    return len(node.elts) if isinstance(node, (ast.List, ast.Tuple)) else None
 
 
 def nki_facts(report: NkiReport) -> dict[str, object]:
