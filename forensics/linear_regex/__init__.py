@@ -15,6 +15,7 @@ catalogue pattern (signatures, families) and the fingerprint's masks go through 
   every pattern of the catalogue and the code on adversarial strings.
 
 RE2's `\\w`, `\\d`, `\\s` and `\\b` are ASCII, and its `$` (without `(?m)`) is the very end of the text.
+The rewriting into RE2's spelling is in re2_syntax.py.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Any, Union
 
 import re2
 from re2 import _re2
+
+from forensics.linear_regex.re2_syntax import for_search, spell_for_re2
 
 WINDOW = 8192  # characters a Python-`re` fallback pattern sees at once
 OVERLAP = 2048  # windows overlap so that a match shorter than this is never cut in two
@@ -286,95 +289,11 @@ class BoundedPattern:
 Pattern = Union[LinearPattern, BoundedPattern]
 
 
-# ---------------------------------------------------------------- translation to RE2's syntax
-
-def _top_groups(pattern: str) -> list[tuple[int, int]]:
-    """(start, end) of each top-level parenthesised group, end exclusive; [] when the pattern is odd."""
-    groups, depth, start, i, in_class = [], 0, 0, 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            if ch == "]":
-                in_class = False
-        elif ch == "[":
-            in_class = True
-            if pattern[i + 1:i + 2] == "^":
-                i += 1
-            if pattern[i + 1:i + 2] == "]":  # a ']' right after '[' or '[^' is a literal
-                i += 1
-        elif ch == "(":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                return []
-            if depth == 0:
-                groups.append((start, i + 1))
-        i += 1
-    return groups if depth == 0 and not in_class else []
-
-
-def _spell_for_re2(pattern: str) -> str:
-    r"""Python escapes RE2 spells otherwise: \Z is \z, \uXXXX and \UXXXXXXXX are \x{...}."""
-    out, i = [], 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch != "\\" or i + 1 >= len(pattern):
-            out.append(ch)
-            i += 1
-            continue
-        nxt = pattern[i + 1]
-        if nxt == "Z":
-            out.append(r"\z")
-            i += 2
-        elif nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", pattern[i + 2:i + 6]):
-            out.append(r"\x{" + pattern[i + 2:i + 6] + "}")
-            i += 6
-        elif nxt == "U" and re.fullmatch(r"[0-9a-fA-F]{8}", pattern[i + 2:i + 10]):
-            out.append(r"\x{" + pattern[i + 2:i + 10] + "}")
-            i += 10
-        else:
-            out.append(pattern[i:i + 2])
-            i += 2
-    return "".join(out)
-
-
-_ONE_CHAR = re.compile(r"\[\^?(?:\\.|[^\\\]])+\]|\\[dDsSwW]|\\.|[^\\\[\]()|*+?{}^$.]")
-
-
-def _for_search(pattern: str) -> str:
-    """Rewrite the two lookarounds whose removal changes no group for search(): a lookahead that ends the
-    pattern consumes its text instead; a one-character negative lookbehind that starts it becomes
-    `(?:^|[^...])`."""
-    groups = _top_groups(pattern)
-    if not groups and "(" in pattern:
-        return pattern
-    if groups and groups[-1][1] == len(pattern) and pattern.startswith("(?=", groups[-1][0]):
-        start = groups[-1][0]
-        pattern = pattern[:start] + "(?:" + pattern[start + 3:]
-    if pattern.startswith("(?<!") and groups and groups[0][0] == 0:
-        inner = pattern[4:groups[0][1] - 1]
-        if _ONE_CHAR.fullmatch(inner):
-            if inner.startswith("[^"):
-                negated = "[" + inner[2:]
-            elif inner.startswith("["):
-                negated = "[^" + inner[1:]
-            else:
-                negated = f"[^{inner}]"
-            pattern = f"(?:^|{negated})" + pattern[groups[0][1]:]
-    return pattern
-
-
 def _re2_program(pattern: str, flags: int) -> Any | None:
     if flags & ~(re.IGNORECASE | re.MULTILINE | re.DOTALL | re.UNICODE | re.ASCII):
         return None  # re.VERBOSE and friends: RE2 has no such mode
     prefix = "".join(letter for flag, letter in _INLINE_FLAGS if flags & flag)
-    source = (f"(?{prefix})" if prefix else "") + _spell_for_re2(pattern)
+    source = (f"(?{prefix})" if prefix else "") + spell_for_re2(pattern)
     try:
         program = _re2.RE2(source.encode("utf-8", "surrogatepass"), _OPTIONS)
     except Exception:  # noqa: BLE001 - pybind raises its own error type for a bad pattern
@@ -393,7 +312,7 @@ def compile(pattern: str, flags: int = 0) -> Pattern:  # noqa: A001 - the re mod
 def compile_search(pattern: str, flags: int = 0) -> Pattern:
     """compile() for a pattern only searched for and read by its groups (every catalogue pattern): RE2
     after rewriting a trailing lookahead or a leading one-character lookbehind."""
-    program = _re2_program(pattern, flags) or _re2_program(_for_search(pattern), flags)
+    program = _re2_program(pattern, flags) or _re2_program(for_search(pattern), flags)
     return LinearPattern(pattern, flags, program) if program is not None else BoundedPattern(pattern, flags)
 
 
