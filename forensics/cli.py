@@ -172,20 +172,16 @@ def cases(
 ) -> None:
     """Search the public reports nforensics knows (the case base), or print one: `cases aws-neuron-sdk#1298`."""
     from forensics.knowledge import load_kb
-    from forensics.knowledge.cases import load_cases
+    from forensics.knowledge.cases import find_case, load_cases
     from forensics.render import check_format
     from forensics.render.cases import render_case, render_list, select
 
     check_format(format)
     known = load_cases(load_kb(kb))
     if query and "#" in query:
-        name, _, number = query.rpartition("#")
-        found = [c for c in known if number.isdigit() and int(number) == c.number and name in (c.repo, c.repo.split("/")[-1])]
-        if not found:
-            raise InputError(f"no public report {query!r} in the case base (search with `nforensics cases WORDS`)")
-        sys.stdout.write(render_case(found[0], format))
-        return
-    sys.stdout.write(render_list(select(known, text=query, code=code, family=family, repo=repo), format))
+        sys.stdout.write(render_case(find_case(known, query), format))
+    else:
+        sys.stdout.write(render_list(select(known, text=query, code=code, family=family, repo=repo), format))
 
 
 # ---------------------------------------------------------------- artifacts: NEFF files, compile cache, NKI source

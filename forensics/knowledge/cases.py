@@ -50,3 +50,12 @@ def cases_for(folders: tuple[str, ...]) -> tuple[Case, ...]:
 def load_cases(kb: KnowledgeBase) -> tuple[Case, ...]:
     """The built-in cases, then each pack's, for the packs this knowledge base was built with."""
     return cases_for(kb.pack_folders)
+
+
+def find_case(cases: tuple[Case, ...], reference: str) -> Case:
+    """The case `owner/name#N` or `name#N` names; an InputError (exit 2) when there is none."""
+    name, _, number = reference.rpartition("#")
+    for case in cases:
+        if number.isdigit() and int(number) == case.number and name in (case.repo, case.repo.split("/")[-1]):
+            return case
+    raise InputError(f"no public report {reference!r} in the case base (search with `nforensics cases WORDS`)")
