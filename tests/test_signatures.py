@@ -23,15 +23,13 @@ GOLDEN_FINDINGS = Path(__file__).resolve().parent / "golden" / "sample_findings.
 
 # Signatures that have no near miss yet, each with the reason. Keep this short: every other signature
 # must carry one in its [test] table.
-NO_NEAR_MISS_YET = {
-    # seed signatures: near misses come with the seed corrections
-    "ncc-ixlv002-core-barrier-name-mismatch",
+NO_NEAR_MISS_YET: set[str] = set()  # every signature has its fail case
+# Near misses still recognised as their signature: known limitations, kept as strict xfails (they fail the
+# suite the day they pass, so the entry is removed then).
+NEAR_MISS_STILL_TAKEN = {
+    # An embedding-table update out of bounds ends with the same status 1006 (NRT_EXEC_OOB) as a DGE
+    # scatter/gather: the status line alone cannot tell them apart, and it is claimed as the DGE kind.
     "nrt-exec-oob-dge-scatter-gather",
-    "nrt-load-unsupported-instruction",
-    "ncc-inla001-activation-tables-exceeded",
-    "ncc-iten404-bircodegenloop-partition-alignment",
-    # being written in another change (NKI kernel LNC mismatch): its near miss comes with it
-    "ncc-evrf066-nki-kernel-lnc-mismatch",
 }
 
 
@@ -71,10 +69,11 @@ def test_signature_ids_and_sample_logs_are_unique():
 
 # ------------------------------------------------------------------ the fail case: near misses
 
-WITH_NEAR_MISS = [s for s in SIGNATURES if s.test.near_miss]
+WITH_NEAR_MISS = [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="known: status 1006 is ambiguous"))
+                  if s.id in NEAR_MISS_STILL_TAKEN else s for s in SIGNATURES if s.test.near_miss]
 
 
-@pytest.mark.parametrize("signature", WITH_NEAR_MISS, ids=lambda s: s.id)
+@pytest.mark.parametrize("signature", WITH_NEAR_MISS, ids=lambda s: getattr(s, "id", None))
 def test_near_miss_is_not_diagnosed_as_its_signature(signature):
     findings = analyze_text(signature.test.near_miss, source=f"{signature.id} near miss").findings
     claimed = [(f.signature, f.tier) for f in findings if f.signature == signature.id]
