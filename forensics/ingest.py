@@ -16,7 +16,7 @@ from typing import BinaryIO, cast
 
 from forensics.errors import InputError
 
-MAX_LINE_CHARS = 64 * 1024  # the rest of a longer line is skipped, not kept
+MAX_LINE_CHARS = 64 * 1024  # a longer line keeps its first and last halves of this and says what was cut
 _SNIFF_BYTES = 8192
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -69,9 +69,15 @@ def read_lines(spec: str) -> tuple[str, Iterator[tuple[int, str]]]:
                     return
                 number += 1
                 if not line.endswith("\n"):
-                    # Cut an over-long line: drain the rest of it without keeping it.
-                    while (more := text.readline(MAX_LINE_CHARS)) and not more.endswith("\n"):
-                        pass
+                    # An over-long line: keep its head and its tail (a failure is often printed at the end
+                    # of a long record), drain the middle without keeping it.
+                    tail, cut = "", 0
+                    while (more := text.readline(MAX_LINE_CHARS)):
+                        cut += len(tail)
+                        tail = more
+                        if more.endswith("\n"):
+                            break
+                    line = shortened(line + tail.rstrip("\r\n"), cut)
                 yield number, line.rstrip("\r\n")
         except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError; a bad block is zlib's
             raise InputError(f"{name}: read failed after line {number} ({exc})") from None
@@ -85,4 +91,14 @@ def read_lines(spec: str) -> tuple[str, Iterator[tuple[int, str]]]:
 def text_lines(text: str) -> Iterator[tuple[int, str]]:
     """The same numbering for text already in memory (the runner's captured output, tests)."""
     for number, line in enumerate(text.splitlines(), start=1):
-        yield number, line[:MAX_LINE_CHARS]
+        yield number, shortened(line) if len(line) > MAX_LINE_CHARS else line
+
+
+def shortened(line: str, already_cut: int = 0) -> str:
+    """A line longer than MAX_LINE_CHARS as its first and last halves of that, with a note of what was cut
+    in between (`already_cut`: characters dropped before the line reached here)."""
+    half = MAX_LINE_CHARS // 2
+    if len(line) <= MAX_LINE_CHARS and not already_cut:
+        return line
+    cut = already_cut + max(len(line) - 2 * half, 0)
+    return f"{line[:half]} [... {cut} characters cut by nforensics ...] {line[-half:]}"

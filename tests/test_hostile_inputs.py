@@ -6,6 +6,7 @@ import gzip
 import json
 
 from conftest import SEED000, run_cli_text
+from forensics.pipeline import analyze_path, analyze_text
 
 
 def test_corrupt_gzip_in_a_folder_is_one_line_and_the_other_files_still_count(tmp_path):
@@ -29,3 +30,22 @@ def test_a_corrupt_gzip_alone_is_an_input_error(tmp_path):
     result = run_cli_text("explain", bad)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "internal error" not in result.stderr
     assert "b.log.gz" in result.stderr
+
+
+def test_an_enormous_line_keeps_its_tail_and_says_what_was_cut(tmp_path):
+    """A failure printed at the end of a 200,000-character line (a JSON record, a progress line without
+    newlines) is still seen, and the kept text says how much of the middle was cut."""
+    log = tmp_path / "long.log"
+    log.write_text("start\n" + "[progress] " + "." * 200_000 + " RuntimeError: neuronx-cc failed with -9\nend\n")
+    analysis = analyze_path(str(log))
+    finding = analysis.findings[0]
+    assert finding.signature == "neuronx-cc-killed-host-oom"
+    text = next(e.text for e in finding.evidence if e.line == 2)
+    assert "characters cut by nforensics" in text and text.endswith("failed with -9")
+    assert len(text) < 70_000
+
+
+def test_text_in_memory_is_shortened_the_same_way():
+    text = "x " * 60_000 + "Killed"  # one 120,006-character line
+    finding = analyze_text(text + "\n").findings[0]
+    assert "characters cut by nforensics" in finding.evidence[0].text and finding.evidence[0].text.endswith("Killed")
