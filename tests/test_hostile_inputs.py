@@ -49,3 +49,17 @@ def test_text_in_memory_is_shortened_the_same_way():
     text = "x " * 60_000 + "Killed"  # one 120,006-character line
     finding = analyze_text(text + "\n").findings[0]
     assert "characters cut by nforensics" in finding.evidence[0].text and finding.evidence[0].text.endswith("Killed")
+
+
+def test_numbers_too_long_to_be_statuses_or_line_numbers_do_not_abort(tmp_path):
+    """Python refuses to convert integers of more than 4,300 digits; a log line carrying one where a status,
+    an exit code, a pid or a line number stands is an ordinary line, never an internal error."""
+    digits = "7" * 5000
+    log = tmp_path / "numbers.log"
+    log.write_text(f"Inference completed with err: {digits}\nneuronx-cc failed with {digits}\n"
+                   f"status={digits} message=Invalid\nTraceback (most recent call last):\n"
+                   f'  File "x.py", line {digits}, in f\n'
+                   f"2024-Jan-18 01:49:40.972604 {digits}:1 ERROR  NRT:nrt_init  Failed\nRuntimeError: boom\n")
+    for format in ("text", "json", "sarif"):
+        result = run_cli_text("explain", str(log), "--format", format)
+        assert result.returncode == 1 and "internal error" not in result.stderr, result.stderr[-300:]

@@ -24,7 +24,7 @@ _INSTANCE_TARGET = re.compile(r"^(trn\d|inf\d)")
 # Where the compiler reads and writes, not how it compiles: not reported as compiler flags.
 _IO_FLAGS = {"--output", "-o", "--logfile", "--logdir", "--workdir", "--log-file", "--pipeline"}
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
-_LEGACY_NUMBER = re.compile(r"^'?\s*\((\d+)\)")
+_LEGACY_NUMBER = re.compile(r"^'?\s*\((\d{1,19})\)")
 _PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 # A compile that starts and one that ends (either way): neuronx-cc, neuron-cc and the framework wrappers.
 _COMPILE_START = re.compile(
