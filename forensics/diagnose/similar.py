@@ -5,8 +5,8 @@ Candidates come from SQLite's FTS5 full-text index ranked by its built-in BM25 (
 tokens of a message (codes, statuses, API and pass names, env vars, flags) in a column of their own that
 weighs more than prose: sqlite3 is in the standard library, FTS5 is a maintained BM25 implementation made for
 the job, and its index is an SQLite file: built at first use into the cache folder, opened by later runs. The score
-shown is not BM25's (which has no scale) but `closeness`: the anchor-weighted share of a report's error line
-that the input shows, the same measure as a message template's resemblance.
+shown is not BM25's (which has no scale) but `closeness`: the share of a report's error line that the input
+shows, its tokens weighted by anchor-ness and by rarity among the reports (IDF).
 """
 
 from __future__ import annotations
@@ -151,10 +151,14 @@ def closeness(report_line: dict[str, float], line_tokens: dict[str, float]) -> f
     return sum(w for t, w in report_line.items() if t in line_tokens) / total if total else 0.0
 
 
+# The index stores tokens: it is stale when the code that makes them changes.
+_TOKENISERS = [Path(__file__).parents[1] / "knowledge" / "wording.py", Path(__file__).parents[1] / "masking.py"]
+
+
 @cache
 def _index(pack_folders: tuple[str, ...]) -> CaseIndex:
     files = [p for folder in (CASES_DIR, *(Path(f) / "cases" for f in pack_folders)) for p in case_files(folder)]
-    key = hashlib.sha256("\0".join([__version__, *stamp([*files, Path(__file__)])]).encode()).hexdigest()[:24]
+    key = hashlib.sha256("\0".join([__version__, *stamp([*files, Path(__file__), *_TOKENISERS])]).encode()).hexdigest()[:24]
     folder = private_dir()  # None when the cache folder is not ours alone: then nothing is read or kept
     path = folder / f"cases-{key}.sqlite" if folder else None
     if path is not None and _owned_file(path):
