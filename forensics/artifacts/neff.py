@@ -34,6 +34,7 @@ from forensics.artifacts.neff_payload import member_file, open_payload, unsafe_r
 from forensics.errors import InputError
 
 MAX_JSON_BYTES = 16 * 2**20
+MAX_JSON_TOTAL = 64 * 2**20  # all JSON members kept together; past it the rest are skipped with a warning
 # Large JSON members the facts do not need; skipping them keeps memory flat on big NEFFs.
 SKIPPED_JSON = {"act_info.json", "tensor_map.json", "kernel_debug_info.json"}
 
@@ -59,7 +60,7 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
     digest = hashlib.new(algorithm)
     sizes: dict[str, int] = {}
     raw_json: dict[str, bytes] = {}
-    members = unpacked = 0
+    members = unpacked = kept = skipped_json = 0
     with open_payload(path, header, kind, digest) as (tar, stream):
         for member in stream:
             members += 1
@@ -72,8 +73,15 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
             name = posixpath.normpath(member.name)
             sizes[name] = member.size
             if name.endswith(".json") and name.count("/") <= 1 and posixpath.basename(name) not in SKIPPED_JSON:
-                if member.size <= MAX_JSON_BYTES:
-                    raw_json[name] = member_file(tar, member).read()
+                if member.size > MAX_JSON_BYTES:
+                    continue
+                if kept + member.size > MAX_JSON_TOTAL:
+                    skipped_json += 1
+                    continue
+                kept += member.size
+                raw_json[name] = member_file(tar, member).read()
+    if skipped_json:
+        warnings.append(f"{skipped_json} JSON members not read: the JSON kept is capped at {MAX_JSON_TOTAL} bytes")
     hash_ok, hash_order, hash_note = check_hash(header, digest)
     documents = _Documents(raw_json, warnings)
 
