@@ -8,7 +8,7 @@ readers and pydantic tell them apart without guessing.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union, cast
+from typing import Annotated, Literal, Union, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,6 +81,7 @@ RECORD_KINDS: dict[str, type[_Fact]] = {
 }
 RecordKind = Literal["barrier_mismatch", "tensor_copy_partitions", "activation_table_limit", "dge_out_of_bounds",
                      "compiler_crash"]
+assert set(get_args(RecordKind)) == set(RECORD_KINDS), "RecordKind must name every record model's kind"
 
 
 def build_record(kind: str, values: dict[str, object]) -> AnyFact | None:

@@ -199,6 +199,14 @@ class ParsedLog(Record):
     environment: Environment = Field(default_factory=Environment)
     truncated: bool = False  # record caps were hit on a huge input
 
+    def error_lines(self) -> set[int]:
+        """Lines whose producer printed them at an error level."""
+        return {e.line for e in self.events if (e.level or "").upper() in ERROR_LEVELS}
+
+    def below_error_lines(self) -> set[int]:
+        """Lines whose producer printed them at a level below error (WARN, INFO...)."""
+        return {e.line for e in self.events if e.level and e.level.upper() not in ERROR_LEVELS}
+
 
 # ---------------------------------------------------------------- findings (diagnose output)
 

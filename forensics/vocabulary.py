@@ -6,6 +6,8 @@ Substrings, not whole words, on purpose: exception classes glue the word on (`Ru
 
 from __future__ import annotations
 
+import re
+
 from forensics.linear_regex import compile_linear
 
 # RE2 (linear time): a line is read by these before anything else, whatever its length or content.
@@ -27,3 +29,19 @@ ZERO_FAILURES = compile_linear(
 def reads_as_failure(text: str) -> bool:
     """The line says something failed (and is not a count of zero failures)."""
     return bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text)
+
+
+# The documented naming scheme NCC_<class><component><index>, also printed bare by older compilers (TEN404);
+# what the letters mean is in knowledge/codes.toml.
+CODE_PARTS = re.compile(r"^(?:NCC_)?(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
+_LEGACY_CODE = re.compile(r"^[A-Z]{3}\d{3}$")
+# A code or status as printed anywhere in a line: NCC_ITEN404, TEN404, F134, NRT_EXEC_OOB, NERR_RESOURCE.
+PRINTED_CODE = re.compile(r"\b(?:NCC_)?[A-Z]{3,4}\d{3}\b|\bF1\d\d\b|\bNRT_[A-Z_]+\b|\bNERR_[A-Z_]+\b")
+
+
+def code_parts(code: str) -> tuple[str | None, str] | None:
+    """(class letter, component letters) of a printed code, or None for a code of another scheme (F134)."""
+    parts = CODE_PARTS.match(code.upper())
+    if not parts or not (code.upper().startswith("NCC_") or _LEGACY_CODE.match(code.upper())):
+        return None
+    return parts["klass"], parts["component"]

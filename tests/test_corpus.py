@@ -5,16 +5,15 @@ family the log's label does not allow (tests/corpus_families.toml). Skips where 
 from __future__ import annotations
 
 import csv
-import re
 from pathlib import Path
 
 import pytest
 
 from forensics.pipeline import analyze_path
 from forensics.knowledge import load_kb, tomllib
+from forensics.vocabulary import PRINTED_CODE
 
 CORPORA = ("dev", "dev2")
-_CODE_TOKEN = re.compile(r"\b(?:NCC_)?[A-Z]{3,4}\d{3}\b|\bF1\d\d\b|\bNRT_[A-Z_]+\b|\bNERR_[A-Z_]+\b")
 ALLOWED = tomllib.loads((Path(__file__).parent / "corpus_families.toml").read_text(encoding="utf-8"))
 
 
@@ -29,7 +28,7 @@ def _codes(findings) -> set[str]:
     codes = {f.code for f in findings if f.code}
     codes |= {e.text[1:].split("]")[0] for f in findings for e in f.wrapped_by if e.text.startswith("[")}
     codes |= {str(v) for f in findings for v in f.fields.values()}
-    codes |= {t for f in findings for e in f.evidence for t in _CODE_TOKEN.findall(e.text)}
+    codes |= {t for f in findings for e in f.evidence for t in PRINTED_CODE.findall(e.text)}
     return codes | {c.replace("NRT_", "NERR_") for c in codes}  # the pre-2.x daemon spelled statuses NERR_
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -23,12 +22,11 @@ from forensics.diagnose.similar import is_message  # noqa: E402
 from forensics.knowledge import load_kb  # noqa: E402
 from forensics.knowledge.schema import Case  # noqa: E402
 from forensics.masking import mask  # noqa: E402
-from forensics.vocabulary import reads_as_failure  # noqa: E402
+from forensics.vocabulary import PRINTED_CODE, reads_as_failure  # noqa: E402
 
 OUT = REPO / "forensics" / "knowledge" / "cases"
 MAX_TEMPLATES = 8
 MAX_TEMPLATE_CHARS = 240
-_CODE = re.compile(r"\b(?:NCC_)?[A-Z]{3,4}\d{3}\b|\bF1\d\d\b|\bNRT_[A-Z_]+\b|\bNERR_[A-Z_]+\b")
 
 
 def templates_of(excerpt: str) -> list[str]:
@@ -36,7 +34,7 @@ def templates_of(excerpt: str) -> list[str]:
     traceback or a log (similar.is_message);
     the last ones first (where a paste's failure is), at most MAX_TEMPLATES."""
     lines = [line.strip() for line in excerpt.splitlines() if line.strip()]
-    wanted = [line for line in lines if (reads_as_failure(line) or _CODE.search(line)) and is_message(line)]
+    wanted = [line for line in lines if (reads_as_failure(line) or PRINTED_CODE.search(line)) and is_message(line)]
     masked: list[str] = []
     for line in reversed(wanted or lines[-2:]):
         template = mask(line[:MAX_TEMPLATE_CHARS]).strip()[:MAX_TEMPLATE_CHARS]  # masks can lengthen a line

@@ -19,11 +19,8 @@ from forensics.knowledge.schema import Detect, Family
 from forensics.linear_regex import compile_linear
 from forensics.masking import mask
 from forensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
-from forensics.vocabulary import reads_as_failure
+from forensics.vocabulary import code_parts, reads_as_failure
 
-# The documented naming scheme NCC_<class><component><index>, also printed bare by older compilers (TEN404).
-CODE_PARTS = re.compile(r"^(?:NCC_)?(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
-_LEGACY_CODE = re.compile(r"^[A-Z]{3}\d{3}$")
 
 # Recognition confidence by the strongest kind of selector a rule used (see the module docstring).
 SELECTOR_CONFIDENCE = {
@@ -63,14 +60,6 @@ def place_frame(frame: Frame) -> StageRule | None:
     return next((rule for rule in stage_rules() if rule.pattern.search(frame.file)), None)
 
 
-def code_parts(code: str) -> tuple[str | None, str] | None:
-    """(class letter, component letters) of a printed code, or None for a code of another scheme (F134)."""
-    parts = CODE_PARTS.match(code.upper())
-    if not parts or not (code.upper().startswith("NCC_") or _LEGACY_CODE.match(code.upper())):
-        return None
-    return parts["klass"], parts["component"]
-
-
 class _Facts:
     """What the detect selectors read, gathered from the records once per input."""
 
@@ -82,8 +71,8 @@ class _Facts:
                                     + [f for s in log.stacks for f in s.frames])
         # A line reads as a failure by its words, or because its producer printed it at an error level
         # (glog `F ... Unknown flags in XLA_FLAGS` says nothing failed in so many words).
-        error_level = {e.line for e in log.events if (e.level or "").upper() in ERROR_LEVELS}
-        self.below_error = {e.line for e in log.events if e.level and e.level.upper() not in ERROR_LEVELS}
+        error_level = log.error_lines()
+        self.below_error = log.below_error_lines()
         # A traceback's source lines are code, not messages: `raise RuntimeError('Invalid device')` says
         # nothing about what this run printed.
         source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}

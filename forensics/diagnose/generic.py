@@ -7,22 +7,20 @@ specific was found, so a known failure is not buried under its own symptoms.
 
 from __future__ import annotations
 
-import re
 
 from forensics.diagnose.evidence import lines_between
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
 from forensics.knowledge import table
 from forensics.records import ERROR_LEVELS, Evidence, Finding, ParsedLog, SourceLine
+from forensics.vocabulary import CODE_PARTS
 
-# The documented naming scheme NCC_<class><component><index>; what the letters mean is in knowledge/codes.toml.
-_CODE_PARTS = re.compile(r"^NCC_(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
 
 
 MAX_EVIDENCE = 20  # lines cited for one template group; the count says how many there were
 
 
 def explain_code(code: str) -> str:
-    parts = _CODE_PARTS.match(code)
+    parts = CODE_PARTS.match(code) if code.startswith("NCC_") else None
     if not parts:
         return f"{code} is a legacy or tool-specific code; no catalogue entry knows it yet."
     naming = table("codes")

@@ -17,7 +17,6 @@ import math
 import os
 import re
 import sqlite3
-import stat
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
@@ -26,7 +25,7 @@ from pathlib import Path
 from forensics import __version__
 from forensics.knowledge import KnowledgeBase
 from forensics.knowledge.cases import CASES_DIR, case_files, cases_for
-from forensics.knowledge.disk_cache import private_dir, stamp
+from forensics.knowledge.disk_cache import is_private_file, private_dir, stamp
 from forensics.knowledge.schema import Case
 from forensics.knowledge.wording import ANCHOR_WEIGHT, tokens
 from forensics.records import SimilarReport
@@ -161,7 +160,7 @@ def _index(pack_folders: tuple[str, ...]) -> CaseIndex:
     key = hashlib.sha256("\0".join([__version__, *stamp([*files, Path(__file__), *_TOKENISERS])]).encode()).hexdigest()[:24]
     folder = private_dir()  # None when the cache folder is not ours alone: then nothing is read or kept
     path = folder / f"cases-{key}.sqlite" if folder else None
-    if path is not None and _owned_file(path):
+    if path is not None and is_private_file(path):
         try:
             return CaseIndex(sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False))
         except sqlite3.Error:
@@ -170,14 +169,6 @@ def _index(pack_folders: tuple[str, ...]) -> CaseIndex:
     if path is not None:
         _persist(index.db, path)
     return index
-
-
-def _owned_file(path: Path) -> bool:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
 
 
 def _persist(db: sqlite3.Connection, path: Path) -> None:

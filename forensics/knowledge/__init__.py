@@ -79,9 +79,14 @@ def _load_file(path: Path, model: type[Signature] | type[Family] = Signature) ->
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise InputError(f"{path}: field '{where}': {first['msg']}") from None
+        raise invalid(str(path), exc) from None
+
+
+def invalid(where: str, exc: ValidationError, whole: str = "(top level)") -> InputError:
+    """One line for a knowledge file (or one line of it) that does not validate: its first error's field."""
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or whole
+    return InputError(f"{where}: field '{field}': {first['msg']}")
 
 
 def _load_dir(directory: Path) -> list[Signature]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from forensics.errors import InputError
-from forensics.knowledge import KNOWLEDGE_DIR, KnowledgeBase
+from forensics.knowledge import KNOWLEDGE_DIR, KnowledgeBase, invalid
 from forensics.knowledge.schema import Case
 
 CASES_DIR = KNOWLEDGE_DIR / "cases"
@@ -30,9 +30,7 @@ def read_cases(path: Path) -> list[Case]:
         try:
             cases.append(Case.model_validate_json(line))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "(line)"
-            raise InputError(f"{path}:{number}: field '{where}': {first['msg']}") from None
+            raise invalid(f"{path}:{number}", exc, whole="(line)") from None
     return cases
 
 

@@ -151,12 +151,25 @@ def _decoder() -> Callable[[dict[str, Any]], Any]:
 
 # ---------------------------------------------------------------- files
 
+def _private(info: os.stat_result) -> bool:
+    """A regular file of this user that no one else can write."""
+    return stat.S_ISREG(info.st_mode) and _mine(info) and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def is_private_file(path: Path) -> bool:
+    """`path` itself (not a link) is a regular file of this user that no one else can write."""
+    try:
+        return _private(os.lstat(path))
+    except OSError:
+        return False
+
+
 def _read(target: Path) -> Any:
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(target, flags)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or not _mine(info) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        if not _private(info):
             raise _Unsupported("not a private file of this user")
         if info.st_size > _MAX_BYTES:
             raise _Unsupported("too large")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, tokens
 from forensics.knowledge.schema import Signature
-from forensics.records import ERROR_LEVELS, Diagnostic, ParsedLog, SourceLine
+from forensics.records import Diagnostic, ParsedLog, SourceLine
 from forensics.vocabulary import reads_as_failure
 
 BLOCK_LINES = 6  # a line-anchored message reads on through at most this many wrapped lines
@@ -159,7 +159,7 @@ def _contradicted(claim: Claim, codes: dict[int, set[str]], statuses: dict[int, 
 def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
     """Accepted claims in recognition order; a later claim overlapping another signature's is dropped."""
     codes, statuses = _printed_facts(log)
-    below_error = {e.line for e in log.events if e.level and e.level.upper() not in ERROR_LEVELS}
+    below_error = log.below_error_lines()
     candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained) + _status_claims(kb, log, retained)
                               + _template_claims(kb, retained, log.total_lines))
                   if not _contradicted(c, codes, statuses)

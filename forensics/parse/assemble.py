@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from forensics.parse.blocks import BlockReader
 from forensics.parse.gates import (
     COMPILER_BLOCK_STARTS,
-    DAEMON_HEAD,
+    daemon_head,
     ENVIRONMENT_STARTS,
     is_candidate,
     is_quiet,
@@ -107,7 +107,7 @@ class _Assembler(BlockReader, TracebackReader):
 
     def _classify(self, number: int, body: str) -> bool:
         """Recognise the line's producer; True when the line carried something worth keeping."""
-        if body[:1].isdigit() or body.startswith("NRT:") or DAEMON_HEAD.match(body):
+        if body[:1].isdigit() or body.startswith("NRT:") or daemon_head().match(body):
             for grammar in timestamped_grammars(body):
                 tree = parse(grammar, body)
                 if tree is not None:

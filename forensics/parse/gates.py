@@ -8,6 +8,9 @@ words in step with grammars/*.lark: a word missing here makes the assembler skip
 from __future__ import annotations
 
 import re
+from functools import cache
+
+from forensics.parse.grammars import parser
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
 # environment listing or a traceback, so it is counted and skipped without running any parser. Plain
@@ -29,8 +32,12 @@ def is_candidate(segment: str) -> bool:
     return any(word in segment for word in _CANDIDATE_WORDS) or _CANDIDATE_SHAPES.search(segment) is not None
 
 
-# The inf1 neuron-rtd daemon's `[NMGR:kmgr_create_eg] ...` / `[hal] ...` head (grammars/runtime.lark daemon_line).
-DAEMON_HEAD = re.compile(r"\[(?:[A-Z][A-Z0-9_]{2,}:[^\]\s]+|[a-z]{3,5})\] ")
+@cache
+def daemon_head() -> re.Pattern[str]:
+    """The inf1 neuron-rtd daemon's `[NMGR:kmgr_create_eg] ...` / `[hal] ...` head, built from
+    grammars/runtime.lark's own DAEMON_HEAD terminal so the dispatch cannot drift from the grammar."""
+    head = parser("runtime").get_terminal("DAEMON_HEAD").pattern.value
+    return re.compile(rf"\[(?:{head})\] ")
 
 # Levelled chatter (INFO/DEBUG/TRACE) is most of a big log; only these words make such a line matter.
 _QUIET_LEVELS = (" INFO ", " DEBUG ", " TRACE ", "[INFO]", "[DEBUG]", " INFO\t")
