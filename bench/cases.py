@@ -20,30 +20,54 @@ SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO))
 
 from forensics.pipeline import analyze_text  # noqa: E402
-from forensics.diagnose.similar import MIN_LINE_TOKENS, CaseIndex, case_index  # noqa: E402
+from forensics.diagnose.similar import MIN_LINE_TOKENS, CaseIndex, case_index, failure_site, site_text  # noqa: E402
+from forensics.ingest import text_lines  # noqa: E402
+from forensics.knowledge.schema import Case  # noqa: E402
+from forensics.parse import assemble  # noqa: E402
 from forensics.knowledge import load_kb, tomllib  # noqa: E402
 from forensics.knowledge.wording import tokens  # noqa: E402
 
 ALLOWED = tomllib.loads((REPO / "tests" / "corpus_families.toml").read_text(encoding="utf-8"))
 
 
-def leave_one_out(index: CaseIndex) -> tuple[int, int, dict[str, list[int]]]:
-    """Each case's error lines explained as a log with that case left out: does the first report shown
-    under the top finding have the case's family? (same family first, queries, family -> [hits, queries])"""
+def own_error(case: Case) -> str:
+    """The case's own error as a log again, from what the case keeps: its failure site as a traceback,
+    then its error lines (kept last-first) in the order they were printed."""
+    frames = [f'  File "{frame.split(":")[0]}", line 1, in {frame.partition(":")[2] or "<module>"}' for frame in case.frames]
+    head = ["Traceback (most recent call last):", *frames] if frames else []
+    messages = list(reversed(case.templates))
+    if case.exception and not any(line.startswith(case.exception) for line in messages):
+        messages.append(f"{case.exception}: (message not kept)")
+    return "\n".join([*head, *messages]) + "\n"
+
+
+def leave_one_out(index: CaseIndex) -> tuple[Counter[str], int, dict[str, list[int]]]:
+    """Each case's own error explained as a log with that case left out. `first`: the first report of the
+    ranking explain searches (among the top finding's family when it has one) is of the case's family;
+    `shown`: the first report explain shows under the top finding is. (counts, queries, family -> [first, queries])"""
     per_family: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    hits = queries = 0
+    counts: Counter[str] = Counter()
+    queries = 0
     for row_id in range(index.size):
         case, _ = index.report(row_id)
-        if not any(len(tokens(t)) >= MIN_LINE_TOKENS for t in case.templates):
+        if not any(len(tokens(t)) >= MIN_LINE_TOKENS for t in (*case.templates, site_text(case.frames, case.exception))):
             continue
-        analysis = analyze_text("\n".join(reversed(case.templates)) + "\n", exclude_cases=frozenset({case.url}))
+        text = own_error(case)
+        analysis = analyze_text(text, exclude_cases=frozenset({case.url}))
+        top = analysis.findings[0] if analysis.findings else None
+        family = frozenset({top.family}) if top and top.family and top.tier != "generic" else None
+        log = assemble("case", text_lines(text))[0]
+        texts = [e.text for e in top.evidence[:4] if e.text] if top else []
+        ranked = [m for m in index.search([*texts, site_text(*failure_site(log))], family) if m.case.url != case.url]
         shown = [r for f in analysis.findings[:1] for r in f.similar_reports]
         queries += 1
         per_family[case.family][1] += 1
-        if shown and shown[0].family == case.family:
-            hits += 1
+        counts["family"] += bool(top and top.family == case.family)
+        if ranked and ranked[0].case.family == case.family:
+            counts["first"] += 1
             per_family[case.family][0] += 1
-    return hits, queries, per_family
+        counts["shown"] += bool(shown and shown[0].family == case.family)
+    return counts, queries, per_family
 
 
 def corpus_precision(folder: Path) -> None:
@@ -83,9 +107,11 @@ def main() -> None:
     start = time.perf_counter()
     index = case_index(load_kb())
     built = time.perf_counter() - start
-    hits, queries, per_family = leave_one_out(index)
+    counts, queries, per_family = leave_one_out(index)
     print(f"case base: {index.size} cases, index opened (or built) in {built * 1000:.0f} ms")
-    print(f"leave-one-out: same family first for {hits}/{queries} = {hits / queries:.1%}")
+    print(f"leave-one-out over {queries} cases: a report of the case's family ranked first for "
+          f"{counts['first']} = {counts['first'] / queries:.1%}; shown first for {counts['shown']} = "
+          f"{counts['shown'] / queries:.1%}; the top finding names the case's family for {counts['family']}")
     for family, (ok, n) in sorted(per_family.items(), key=lambda item: -item[1][1]):
         print(f"    {family:32} {ok:3d}/{n:3d}")
     corpora = args.corpus or [p for p in (SHARED / "corpus" / "dev", SHARED / "corpus" / "dev2") if p.is_dir()]

@@ -129,6 +129,21 @@ class Frame(Record):
     line: int | None = None  # input line of the frame
     code: str | None = None  # the source line printed under it: the call that failed
 
+    @property
+    def package_path(self) -> str:
+        """The file inside its installed package (`transformers_neuronx/decoder.py`), else its last folders:
+        where a failure sits, without the machine's own folders or a user's home."""
+        path = self.file.replace("\\", "/")
+        parts = [p for p in path.split("/") if p]
+        for root in ("site-packages", "dist-packages"):
+            if root in parts:
+                return "/".join(parts[len(parts) - parts[::-1].index(root):])
+        if not path.startswith(("/", "~")) and ":" not in path[:3]:
+            return path  # already relative to its package (`neuroncc/starfish/penguin/DotTransform.py`)
+        if len(parts) > 2 and parts[0] in ("home", "Users"):
+            parts = parts[2:]  # /home/<user>/...: the user's name says nothing about the failure
+        return "/".join(parts[-4:])
+
 
 class StackTrace(Record):
     """Frames outside a Python traceback: a native `#N 0x.. in symbol (/path/x.so)` backtrace,

@@ -9,10 +9,13 @@ import json
 import pytest
 
 from conftest import SAMPLE_LOGS, cli
+from forensics.diagnose.similar import failure_site, site_text
+from forensics.ingest import text_lines
 from forensics.pipeline import analyze_text
 from forensics.knowledge import builtin_kb
 from forensics.knowledge.cases import CASES_DIR, case_files, cases_for, read_cases
 from forensics.masking import mask
+from forensics.parse import assemble
 
 KB = builtin_kb()
 CASES = cases_for(())
@@ -122,3 +125,20 @@ def test_cases_searches_by_code_family_and_prints_one():
     assert families == {"host-oom-kill"}
     missing = cli("cases", "aws-neuron-sdk#999999")
     assert missing.returncode == 2 and "no public report" in missing.stderr
+
+
+def test_a_report_is_found_by_where_its_error_was_raised_not_only_by_its_words():
+    log = assemble("x", text_lines(
+        'Traceback (most recent call last):\n'
+        '  File "/home/alice/run.py", line 3, in <module>\n'
+        '    main()\n'
+        '  File "/opt/venv/lib/python3.10/site-packages/transformers_neuronx/decoder.py", line 157, in build_weight_shared\n'
+        '    assert n_positions\n'
+        'AssertionError\n'))[0]
+    frames, exception = failure_site(log)
+    # Paths inside their packages, no machine folders or user names; the exception that ended it.
+    assert frames[-1] == "transformers_neuronx/decoder.py:build_weight_shared"
+    assert not any("alice" in f or "/opt/" in f for f in frames)
+    assert exception == "AssertionError"
+    assert "transformers_neuronx/decoder.py" in site_text(frames, exception)
+    assert site_text([], None) == ""

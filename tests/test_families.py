@@ -175,3 +175,61 @@ def test_a_device_error_inside_torch_xla_is_plugin_setup_and_a_compile_error_the
     assert top("Invalid device format: cpu") == "framework-plugin-setup"
     assert top("No XLA devices found for PJRT_DEVICE=NEURON") == "framework-plugin-setup"
     assert top("neuronx-cc compilation failed with 70") != "framework-plugin-setup"
+
+
+NXDI_TRACEBACK = """\
+Traceback (most recent call last):
+  File "/home/ubuntu/run_llama.py", line 40, in <module>
+    model.load(compiled_path)
+  File "/opt/aws_neuronx_venv_pytorch_2_5_nxd_inference/lib/python3.10/site-packages/neuronx_distributed_inference/models/application_base.py", line 311, in load
+    self.checkpoint_loader_fn()
+  File "/opt/aws_neuronx_venv_pytorch_2_5_nxd_inference/lib/python3.10/site-packages/neuronx_distributed_inference/models/model_wrapper.py", line 96, in checkpoint_loader_fn
+    state_dict = self.get_state_dict(self.model_path, self.config)
+"""
+
+
+def _top_family(text: str) -> str | None:
+    findings = analyze_text(text).findings
+    return findings[0].family if findings and findings[0].tier != "generic" else None
+
+
+@pytest.mark.parametrize("ending", [
+    "KeyError: 'model.layers.3.self_attn.q_proj.weight'",  # an exception of any class the library raised
+    "AttributeError: 'NoneType' object has no attribute 'shape'",
+    "",  # the paste stops before the exception line
+])
+def test_an_error_raised_in_a_model_library_is_placed_there_whatever_its_class(ending):
+    assert _top_family(NXDI_TRACEBACK + ending + "\n") == "model-library-error"
+
+
+def test_the_model_library_family_gives_way_to_what_failed_through_its_frames():
+    compile_failed = NXDI_TRACEBACK + "RuntimeError: neuronx-cc compilation failed with exit status 70\n"
+    assert _top_family(compile_failed) != "model-library-error"
+    skew = NXDI_TRACEBACK + "ImportError: cannot import name 'shard_linear' from 'neuronx_distributed.parallel_layers'\n"
+    assert _top_family(skew) == "version-skew"
+    # The same frames in a library of another name are not a model library's.
+    assert _top_family(NXDI_TRACEBACK.replace("neuronx_distributed_inference", "my_inference") + "KeyError: 'x'\n") is None
+
+
+@pytest.mark.parametrize("line, family", [
+    ("E: Unable to locate package aws-neuronx-runtime-lib", "pip-resolution"),
+    ("No package aws-neuronx-dkms available.", "pip-resolution"),
+    ("The Neuron Runtime GRPC server at address unix:/run/neuron.sock is unavailable. Is neuron-rtd running?",
+     "device-not-visible"),
+    ("ValueError: Model architectures ['OPTForCausalLM'] are not supported on Neuron for now.", "model-library-error"),
+    ("ImportError: cannot import name 'impl_abstract' from 'torch.library' (/opt/conda/lib/python3.10/torch/library.py)",
+     "version-skew"),
+])
+def test_shapes_users_paste_without_a_code_get_their_family(line, family):
+    assert _top_family(line + "\n") == family
+
+
+@pytest.mark.parametrize("line", [
+    "E: Unable to locate package libfoo-dev",  # a package manager miss that is not Neuron's
+    "No package matched; using the defaults",
+    "The metrics GRPC server is unavailable; retrying in 5 s",  # not the runtime daemon
+    "ValueError: bf16 is not supported on this CPU",
+    "ModuleNotFoundError: No module named 'yaml'",  # not an ImportError of a name inside a module
+])
+def test_near_misses_of_those_shapes_do_not(line):
+    assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew")

@@ -3,7 +3,8 @@
 A staged thread (one JSON object per line; see `--help`) carries the thread's error paste verbatim. The case
 base must not: each case keeps only the paste's error lines masked by the project's own masking (the same
 that fingerprints and message templates use), which is all that matching needs, plus the facts of the thread
-(title, state, dates, versions) and what the maintainers said, already written in our own words.
+(title, state, dates, versions), where the paste's traceback was raised (frames inside their packages and
+the exception, read by the project's own parser) and what the maintainers said, already written in our own words.
 
 Run: .venv/bin/python tools/import_cases.py STAGED.jsonl... [--out forensics/knowledge/cases] [--check]
 """
@@ -18,10 +19,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from forensics.diagnose.similar import is_message  # noqa: E402
+from forensics.diagnose.similar import failure_site, is_message  # noqa: E402
+from forensics.ingest import text_lines  # noqa: E402
 from forensics.knowledge import load_kb  # noqa: E402
 from forensics.knowledge.schema import Case  # noqa: E402
 from forensics.masking import mask  # noqa: E402
+from forensics.parse import assemble  # noqa: E402
 from forensics.vocabulary import PRINTED_CODE, reads_as_failure  # noqa: E402
 
 OUT = REPO / "forensics" / "knowledge" / "cases"
@@ -44,13 +47,15 @@ def templates_of(excerpt: str) -> list[str]:
 
 
 def case_of(staged: dict) -> Case:
+    excerpt = staged.get("error_excerpt") or ""
+    frames, exception = failure_site(assemble(staged["url"], text_lines(excerpt))[0])
     return Case(
         repo=staged["repo"], number=staged["number"], url=staged["url"].rstrip("/"), title=staged["title"],
         state=staged.get("state"), opened=staged.get("opened"), closed=staged.get("closed"),
         versions={str(k): str(v) for k, v in (staged.get("versions") or {}).items()},
         instance=staged.get("instance"), component=staged["component"], family=staged["family"],
         signature=staged.get("signature"), codes=list(staged.get("codes") or []),
-        templates=templates_of(staged.get("error_excerpt") or staged["title"]),
+        templates=templates_of(excerpt or staged["title"]), frames=[mask(f) for f in frames], exception=exception,
         answer=staged.get("diagnosis"), workaround=staged.get("workaround"), fixed_in=staged.get("fixed_in"),
         maintainer_answered=bool(staged.get("maintainer_answered")),
     )

@@ -13,7 +13,7 @@ from forensics.diagnose.families import FamilyHit, detect_families
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from forensics.diagnose.generic import generic_findings
 from forensics.diagnose.similar import Match as SimilarMatch
-from forensics.diagnose.similar import case_index, similar_reports
+from forensics.diagnose.similar import case_index, failure_site, similar_reports, site_text
 from forensics.diagnose.versions import resolve_fixed_in
 from forensics.fact_records import build_record
 from forensics.knowledge import KnowledgeBase, compiled
@@ -82,8 +82,10 @@ def _with_similar_reports(findings: list[Finding], log: ParsedLog, retained: lis
         matches = [m for m in index.search([line.text for line in failures]) if m.case.url not in exclude]
         if matches and matches[0].closeness >= SIMILAR_TIER_CLOSENESS and matches[0].case.family in kb.families:
             findings = [_similar_finding(matches[0], failures[matches[0].text], log, retained, kb, facts), *findings]
+    site = site_text(*failure_site(log))
     for finding in findings[:REPORTED_FINDINGS]:
         texts = [e.text for e in finding.evidence[:4] if e.text] or [finding.summary]
+        texts += [site] if site else []
         family = frozenset({finding.family}) if finding.family and finding.tier != "generic" else None
         finding.similar_reports = similar_reports(index, texts, finding.signature, family, exclude)
     return findings
@@ -146,15 +148,17 @@ def _error_run(log: ParsedLog, line: int) -> set[int]:
 
 def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int], kb: KnowledgeBase) -> list[FamilyHit]:
     """Family hits that say something the exact findings do not: not a family an exact finding's family is
-    or narrows, not lines exact findings already hold. Of the rest, one per component (one failure, one
-    finding): a family another hit narrows comes last, then the most confident, the earliest on a tie;
-    the first is kept with the others' lines and fields added."""
+    or narrows, not lines exact findings already hold, not a fallback family when anything else holds. Of
+    the rest, one per component (one failure, one finding): a family another hit narrows comes last, then
+    the most confident, the earliest on a tie; the first is kept with the others' lines and fields added."""
     # An exact finding's family, and the broader families it refines, are said already (an exact runtime
     # init failure explains the framework plugin that could not come up); envelopes still fold in.
     refined = {f.family for f in findings}
     refined |= {broader for family in list(refined) if family in kb.families for broader in kb.families[family].refines
                 if not kb.families[broader].envelope}  # an envelope still folds in as one line
     narrowed = {broader for hit in hits for broader in hit.family.refines}
+    if findings or any(not hit.family.fallback for hit in hits):
+        hits = [hit for hit in hits if not hit.family.fallback]
     kept: dict[str, FamilyHit] = {}
     for hit in sorted(hits, key=lambda h: (h.family.id in narrowed, -h.confidence, h.lines[:1])):
         if hit.family.id in refined or (hit.lines and set(hit.lines) <= claimed):

@@ -119,7 +119,7 @@ class _Facts:
             return None
         deepest = hits[-1]
         placed = place_frame(deepest)
-        fields: dict[str, object] = {"crash_component": deepest.file.rsplit("site-packages/", 1)[-1]}
+        fields: dict[str, object] = {"crash_component": deepest.package_path}
         if placed:
             fields["stage"] = placed.stage
         return [f.line for f in hits if f.line], fields

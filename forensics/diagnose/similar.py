@@ -28,7 +28,7 @@ from forensics.knowledge.cases import CASES_DIR, case_files, cases_for
 from forensics.knowledge.disk_cache import is_private_file, private_dir, stamp
 from forensics.knowledge.schema import Case
 from forensics.knowledge.wording import ANCHOR_WEIGHT, tokens
-from forensics.records import SimilarReport
+from forensics.records import ParsedLog, SimilarReport
 
 SHOW_CLOSENESS = 0.95  # a report is shown under a finding of unknown family from this closeness on: all of a line
 SHOW_CLOSENESS_IN_FAMILY = 0.55  # ... under a finding of the report's family from this one
@@ -60,8 +60,8 @@ class CaseIndex:
 
     @classmethod
     def build(cls, cases: tuple[Case, ...], db: sqlite3.Connection) -> CaseIndex:
-        lines = [[t for t in (tokens(line) for line in c.templates if is_message(line)) if len(t) >= MIN_LINE_TOKENS]
-                 for c in cases]
+        lines = [[t for t in (tokens(line) for line in (*c.templates, site_text(c.frames, c.exception)) if is_message(line))
+                  if len(t) >= MIN_LINE_TOKENS] for c in cases]
         # A token most reports share ("error", "traceback", "neuron") tells them apart less than a rare one:
         # each token's weight is scaled by its inverse document frequency over the cases.
         frequency = Counter(t for case_lines in lines for t in {t for line in case_lines for t in line})
@@ -130,6 +130,29 @@ _FURNITURE = re.compile(r"Traceback \(most recent call last\)|To enable tracebac
                         r"<NO_OTHER_FAILURES>|^\s*(?:error_file|time|host|rank|local_rank|exitcode)\s*:|"
                         r"^\s*(?:File \"|File /|Cell In|-*> ?\d|\d+ |\^|~|#\d+ )|"
                         r"(?:^|\s)(?:INFO|DEBUG)(?:\s|:|$)|^\W*$")
+
+
+SITE_FRAMES = 3  # the deepest frames of a traceback that say where it was raised
+
+
+def failure_site(log: ParsedLog) -> tuple[list[str], str | None]:
+    """Where the log's failure was raised: the deepest frames of its last Python traceback (or the top of
+    its last native stack) as `package/path.py:function`, and the exception. A KeyError says little; a
+    KeyError raised in `neuronx_distributed_inference/models/model_wrapper.py` places it."""
+    traceback = next((t for t in reversed(log.tracebacks) if t.frames or t.exception), None)
+    if traceback is not None:
+        frames = traceback.frames[-SITE_FRAMES:]
+    else:
+        frames = log.stacks[-1].frames[:SITE_FRAMES] if log.stacks else []
+    return ([f"{f.package_path}:{f.function}" if f.function else f.package_path for f in frames],
+            traceback.exception if traceback is not None else None)
+
+
+def site_text(frames: list[str], exception: str | None) -> str:
+    """The failure site as one searchable line (empty when there is none)."""
+    if not frames and not exception:
+        return ""
+    return " ".join([f"raised {exception or 'an exception'}", *(f"in {frame}" for frame in frames)])
 
 
 def is_message(line: str) -> bool:

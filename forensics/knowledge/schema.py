@@ -326,6 +326,9 @@ class Family(Strict):
     # hold on one input, this one is the finding, however their selectors' confidences compare.
     refines: list[str] = Field(default_factory=list)
     claims_warnings: bool = True  # False: lines printed below error level (WARN, INFO) are not this failure
+    # True: recognised by where a failure was raised (a model library's frames), not by what failed; any
+    # other finding of tier exact or family says more, and this family then gives way to it.
+    fallback: bool = False
     record: RecordKind | None = None  # the typed record its findings carry (forensics/fact_records.py)
     detect: list[Detect] = Field(default_factory=list)
     hypotheses: list[HypothesisSpec] = Field(default_factory=list)
@@ -369,6 +372,10 @@ class Case(Strict):
     signature: str | None = None
     codes: list[str] = Field(default_factory=list)
     templates: list[str]
+    # Where the error was raised (diagnose/similar.py failure_site): the deepest frames as paths inside their
+    # packages with the function, and the exception class. Structure, not the paste's text.
+    frames: list[str] = Field(default_factory=list)
+    exception: str | None = None
     answer: str | None = None
     workaround: str | None = None
     fixed_in: str | None = None
