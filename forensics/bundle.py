@@ -25,10 +25,11 @@ from forensics.ingest import is_binary
 from forensics.records import Analysis, MachineProbe
 from forensics.redact import Redactor
 from forensics.render.markdown import cell, code_span
-from forensics.render.report import IssueForm, build_form, redaction_note
-from forensics.render.report_fields import REPRO_EMBED_BYTES, likely_duplicates
-from forensics.render.report_input import ReportInput, scan_log
+from forensics.render.report import IssueForm, issue_form, redaction_note
+from forensics.render.report_fields import duplicate_notes
 from forensics.render.report_outputs import URL_LIMIT, PrefilledUrl, prefill_url, render_json, render_markdown
+from forensics.report.build import REPRO_EMBED_BYTES, build_report
+from forensics.report.inputs import ReportInput, scan_log
 
 MAX_ATTACHMENT_BYTES = 256 << 20  # an HLO dump can be large; past this the user shares it separately
 
@@ -140,9 +141,10 @@ def make_report(options: ReportOptions) -> Report:
         journal_table=journal_table,
         probe=probe,
     )
-    form = build_form(report_input, redactor)
+    decided = build_report(report_input, redactor)
+    form = issue_form(decided)
     markdown = render_markdown(form)
-    report = Report(form=form, text=markdown, markdown=markdown, duplicates=likely_duplicates(analysis))
+    report = Report(form=form, text=markdown, markdown=markdown, duplicates=duplicate_notes(decided))
     if options.url:
         report.url = prefill_url(form)
     if options.format == "json":

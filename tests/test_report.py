@@ -21,10 +21,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from conftest import REPO, SAMPLE_LOGS, assert_clean_error, cli, run_cli
-from forensics.records import Environment, Workaround
-from forensics.render.report import FIELDS, LEGACY_FIELDS
-from forensics.render.report_fields import already_applied
+from forensics.records import Analysis, Environment, Finding, Hypothesis, Workaround
+from forensics.redact import Redactor
+from forensics.render.report import FIELDS, LEGACY_FIELDS, issue_form
 from forensics.render.report_outputs import URL_LIMIT, URL_POINTER
+from forensics.report.build import build_report
+from forensics.report.inputs import ReportInput
+from forensics.report.workarounds import already_applied
 from test_redact import PLANTED_LOG, SECRETS, assert_no_secret
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -110,6 +113,29 @@ def test_no_redact_keeps_secrets_and_says_so(planted):
     assert result.returncode == 0
     assert "/tmp/bob/neuroncc_compile_workdir" in result.stdout
     assert "Redaction was turned off (--no-redact)" in result.stdout
+
+
+# ------------------------------------------------------------------ decided and redacted, then written
+
+def test_catalogue_advice_is_not_taken_for_a_user_name():
+    """The report is redacted before it is written as Markdown: the `/tmp/<user>/` of a hypothesis's advice
+    (escaped to `\\<user>` in Markdown) is a placeholder of the catalogue, not a user name to mask."""
+    check = "Open log-neuron-cc.txt in /tmp/<user>/neuroncc_compile_workdir/<uuid>/."
+    finding = Finding(code=None, signature="crash", title="Crash", component="compiler", summary="It crashed.",
+                      fingerprint="0", hypotheses=[Hypothesis(id="bug", title="A bug", score=0.5, check=check)])
+    form = issue_form(build_report(ReportInput(analysis=Analysis(source="x.log", findings=[finding])), Redactor()))
+    assert "/tmp/\\<user>/neuroncc_compile_workdir" in form.fields["solution"]
+    assert form.redaction == {} and "nothing to mask was found" in form.fields["context"]
+
+
+def test_redaction_counts_what_the_report_shows():
+    """A value the report shows in two fields (the compiler flags: workload and reproduction) is masked, and
+    counted, twice."""
+    environment = Environment(compiler_flags=["--logfile=/home/alice/compile.log"])
+    report = build_report(ReportInput(analysis=Analysis(source="x.log", environment=environment)), Redactor())
+    form = issue_form(report)
+    assert "alice" not in json.dumps(form.fields) and "alice" not in report.model_dump_json()
+    assert form.redaction == {"user": 2}
 
 
 # ------------------------------------------------------------------ the form's shape and words

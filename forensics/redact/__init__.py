@@ -354,5 +354,16 @@ class Redactor:
     def summary(self) -> dict[str, int]:
         """Occurrences masked per kind: the Neuron kinds in a fixed order, then gitleaks' rule ids, sorted
         (empty when nothing was found)."""
-        ordered = [k for k in KINDS if self.counts[k]] + sorted(k for k in self.counts if k not in KINDS and self.counts[k])
-        return {kind: self.counts[kind] for kind in ordered}
+        return {kind: self.counts[kind] for kind in sorted((k for k in self.counts if self.counts[k]), key=_summary_rank)}
+
+    def carried(self, texts: Iterable[str]) -> dict[str, str]:
+        """The placeholders this redactor (or one sharing its placeholders) issued that `texts` carry -> their
+        kind, kinds in summary() order: what a text later assembled from these texts counts its masks by."""
+        found = {m.group(0) for text in texts if PLACEHOLDER_PREFIX in text for m in _PLACEHOLDER.finditer(text)}
+        kinds = {placeholder: self._issued[placeholder] for placeholder in found if placeholder in self._issued}
+        return dict(sorted(kinds.items(), key=lambda item: (_summary_rank(item[1]), item[0])))
+
+
+def _summary_rank(kind: str) -> tuple[int, str]:
+    """The Neuron kinds in their fixed order, then the others (gitleaks' rule ids) by name."""
+    return (KINDS.index(kind), "") if kind in KINDS else (len(KINDS), kind)

@@ -4,22 +4,21 @@ The form's fields, by id (the query parameter names of a prefilled new-issue URL
 `### Label` headings GitHub writes into an issue opened from the form):
 https://github.com/aws-neuron/aws-neuron-sdk/blob/master/.github/ISSUE_TEMPLATE/bug-report.yml
 
-Every field is built from the analysis first, then passed through one `Redactor`, so the Markdown, the
-JSON and the URL carry the same placeholders. The repository labels issues by keywords
+It formats a `BugReport` (forensics/report/: every decision made, every text redacted), so the Markdown,
+the JSON and the URL carry the same placeholders. The repository labels issues by keywords
 (`.github/workflows/auto-label-issues.yml`, plain substring matching): the workload field says
 "Inference" or "Training" literally and the instance field names the instance type, while the prose
 written here avoids the other label words (no "constraint", "observed", "server", ...).
 
-This module holds the form (its ids and labels) and builds it: report_input.py gathers what the report
-reads from the log, report_fields.py writes the fields' prose, the release field is written here (with the
-package versions), report_outputs.py turns the form into Markdown, JSON and the prefilled URL.
+This module holds the form (its ids and labels) and fills it: report_fields.py writes the fields' prose,
+the release field is written here (with the package versions), report_outputs.py turns the form into
+Markdown, JSON and the prefilled URL.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forensics.redact import Redactor
 from forensics.render.markdown import code_block
 from forensics.render.report_fields import (
     context_field,
@@ -31,7 +30,7 @@ from forensics.render.report_fields import (
     title_field,
     workload_field,
 )
-from forensics.render.report_input import ReportInput, primary_finding
+from forensics.report.model import BugReport, Redaction, Release
 
 REPOSITORY = "aws-neuron/aws-neuron-sdk"
 TEMPLATE = "bug-report.yml"
@@ -58,7 +57,6 @@ NO_RESPONSE = "_No response_"  # what GitHub writes for an empty optional field
 
 APT_COMMAND = "apt list --installed | grep -i -e neuron"
 PIP_COMMAND = "pip list | grep -i -e neuron -e torch -e transformers -e jax"
-FRAMEWORKS = ("torch", "torch-neuronx", "torch-xla", "jax", "jax-neuronx", "transformers", "nki")
 
 
 @dataclass
@@ -69,58 +67,28 @@ class IssueForm:
     redacted: bool
 
 
-def _packages(report: ReportInput) -> tuple[dict[str, str], dict[str, str]]:
-    """(apt, pip) packages: the log's listings first, the probe's (--env-here) filling gaps."""
-    from forensics.envprobe import PIP_FILTER
-
-    apt: dict[str, str] = {}
-    pip: dict[str, str] = {}
-    for name, version in report.analysis.environment.packages.items():
-        if name.startswith("aws-neuron"):
-            apt[name] = version
-        elif PIP_FILTER.search(name):  # its "neuron" also covers what the apt filter would
-            pip[name] = version
-    if report.probe:
-        for name, version in report.probe.apt_packages.items():
-            apt.setdefault(name, version)
-        for name, version in report.probe.pip_packages.items():
-            pip.setdefault(name, version)
-    return dict(sorted(apt.items())), dict(sorted(pip.items()))
-
-
-def _sdk_release(pip: dict[str, str]) -> str | None:
-    """The Neuron SDK release that ships the compiler the log shows, when the release table knows it."""
-    from forensics.diagnose.versions import first_sdk_with, releases, version_key
-
-    compiler = pip.get("neuronx-cc")
-    if not compiler:
-        return None
-    sdk = first_sdk_with("neuronx-cc", compiler)
-    shipped = dict(releases()).get(sdk, {}).get("neuronx-cc", ()) if sdk else ()
-    wanted = version_key("neuronx-cc", compiler)
-    return sdk if any(version_key("neuronx-cc", v) == wanted for v in shipped) else None
-
-
-def _release(report: ReportInput) -> str:
-    apt, pip = _packages(report)
-    if not apt and not pip:
+def _release(release: Release) -> str:
+    if not release.apt and not release.pip:
         return "The log lists no Neuron package versions; please paste the output of:\n\n" + code_block(
             f"{APT_COMMAND}\n{PIP_COMMAND}", "bash"
         )
     out = []
-    sdk = _sdk_release(pip)
-    if sdk:
-        out += [f"Neuron SDK {sdk} (the release that ships neuronx-cc {pip['neuronx-cc']})", ""]
-    apt_lines = [f"{name} {version}" for name, version in apt.items()] or ["(no apt listing in the log)"]
-    pip_lines = [f"{name} {version}" for name, version in pip.items()] or ["(no pip listing in the log)"]
+    if release.sdk:
+        out += [f"Neuron SDK {release.sdk} (the release that ships neuronx-cc {release.pip['neuronx-cc']})", ""]
+    apt_lines = [f"{name} {version}" for name, version in release.apt.items()] or ["(no apt listing in the log)"]
+    pip_lines = [f"{name} {version}" for name, version in release.pip.items()] or ["(no pip listing in the log)"]
     out.append(code_block("\n".join([f"$ {APT_COMMAND}", *apt_lines, f"$ {PIP_COMMAND}", *pip_lines]), "text"))
     return "\n".join(out)
 
 
-def _legacy_compiler(report: ReportInput, pip: dict[str, str]) -> str:
-    if report.probe and report.probe.compiler_version:
-        return report.probe.compiler_version.splitlines()[0]
-    return f"NeuronX Compiler version {pip['neuronx-cc']}" if "neuronx-cc" in pip else ""
+def _masked_counts(texts: list[str], redaction: Redaction) -> dict[str, int]:
+    """Occurrences masked per kind in the texts written: every placeholder they show counts."""
+    counts: dict[str, int] = {}
+    for placeholder, kind in redaction.placeholders.items():
+        found = sum(text.count(placeholder) for text in texts)
+        if found:
+            counts[kind] = counts.get(kind, 0) + found
+    return counts
 
 
 def redaction_note(form: IssueForm) -> str:
@@ -133,29 +101,23 @@ def redaction_note(form: IssueForm) -> str:
     return f"Redacted before sharing (offline, by nforensics; the same value keeps the same placeholder): {counts}."
 
 
-def build_form(report: ReportInput, redactor: Redactor) -> IssueForm:
-    """All form fields, redacted with `redactor` (shared with a bundle so placeholders agree)."""
-    finding = primary_finding(report.analysis)
-    _, pip = _packages(report)
-    raw = {
-        "description": description_field(report, finding),
+def issue_form(report: BugReport) -> IssueForm:
+    """All form fields, written from the decided report (its texts already redacted)."""
+    fields = {
+        "description": description_field(report),
         "modelname": model_field(report),
         "workloadtype": workload_field(report),
         "instancetype": instance_field(report),
-        "release": _release(report),
+        "release": _release(report.release),
         "reproduction": reproduction_field(report),
         "regression": f"- [ ] {REGRESSION_OPTION}",
-        "solution": solution_field(report, finding),
-        "context": context_field(report, finding),
-        "neuronx-cc-version": _legacy_compiler(report, pip),
-        "frameworks-used": ", ".join(f"{n} {pip[n]}" for n in FRAMEWORKS if n in pip),
+        "solution": solution_field(report),
+        "context": context_field(report),
+        "neuronx-cc-version": report.compiler_version or "",
+        "frameworks-used": ", ".join(f"{name} {version}" for name, version in report.frameworks.items()),
     }
-    title = title_field(finding)
-    counting = redactor.sharing()
-    counting.learn(title, *raw.values())
-    fields = {key: counting.redact(value) for key, value in raw.items()}
-    form = IssueForm(
-        title=counting.redact(title), fields=fields, redaction=counting.summary(), redacted=redactor.enabled
-    )
+    title = title_field(report.finding)
+    counts = _masked_counts([title, *fields.values()], report.redaction)
+    form = IssueForm(title=title, fields=fields, redaction=counts, redacted=report.redaction.enabled)
     form.fields["context"] = (form.fields["context"] + "\n\n---\n\n" + redaction_note(form)).strip()
     return form

@@ -1,23 +1,16 @@
-"""The prose of the issue form's fields, one builder per field id (forensics/render/report.py puts them
-together and redacts them): what failed and where, the workload, the reproducer, the likely causes and
-workarounds, and the log excerpt with the environment and the related public reports."""
+"""The prose of the issue form's fields, one writer per field id (forensics/render/report.py puts them
+together): what failed and where, the workload, the reproducer, the likely causes and workarounds, and the
+log excerpt with the environment and the related public reports. Everything they say was decided by
+forensics/report/ and is handed over as a `BugReport`."""
 
 from __future__ import annotations
 
-import re
-
 from forensics import __version__
-from forensics.records import Analysis, Environment, Finding, SimilarReport, Workaround
+from forensics.records import Finding, SimilarReport
 from forensics.render.groups import label
 from forensics.render.markdown import code_block, code_span, fixed_in_text, hypothesis_lines, workaround_lines
 from forensics.render.safe import catalogue_prose, markdown_text
-from forensics.render.report_input import ReportInput, primary_finding
-
-REPRO_EMBED_BYTES = 8000
-TOP_HYPOTHESES = 3
-
-_FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*(?:=[^\s\"']+)?)")
-_ASSIGNMENT = re.compile(r"\b([A-Z][A-Z0-9_]{2,})=(\"[^\"]*\"|'[^']*'|\S+)")
+from forensics.report.model import BugReport
 
 
 def title_field(finding: Finding | None) -> str:
@@ -30,28 +23,18 @@ def _first_line(finding: Finding) -> int | None:
     return next((e.line for e in finding.evidence if e.line), None)
 
 
-_COMPILER_PASS = re.compile(r"\[((?:sg\d+/)?[A-Z]\w*(?:/\w+)+)\]")  # `[sg0000/Tensorizer/BirCodeGenLoop]`
-_RUNTIME_FUNCTION = re.compile(r"\b((?:NRT|TDRV|NMGR|KMGR|ENC|NCCL|CCOM):\w+)")  # `NRT:nrt_load`
-
-
-def _stage(finding: Finding) -> str:
-    """The component, and the compiler pass or runtime API when the finding or its first line names it."""
-    named = [f"{k.replace('_name', '')} {code_span(str(v))}" for k, v in finding.fields.items()
-             if k in ("pass_name", "pass", "stage", "phase", "api")]  # fmt: skip
-    first = finding.evidence[0].text if finding.evidence else ""
-    if not named and (m := _COMPILER_PASS.search(first)):
-        named = [f"pass {code_span(m.group(1))}"]
-    elif not named and (m := _RUNTIME_FUNCTION.search(first)):
-        named = [f"in {code_span(m.group(1))}"]
+def _stage(report: BugReport, finding: Finding) -> str:
+    """The component, and the compiler pass or runtime API when the report names it."""
+    named = [f"{part.label} {code_span(part.name)}" for part in report.stage]
     return finding.component + (f" ({', '.join(named)})" if named else "")
 
 
-def description_field(report: ReportInput, finding: Finding | None) -> str:
-    analysis = report.analysis
+def description_field(report: BugReport) -> str:
+    finding = report.finding
     if finding is None:
         out = [
-            f"nforensics found no known Neuron failure signature in {code_span(analysis.source)}"
-            f" ({analysis.total_lines} lines). The log excerpt is under Logs/Context."
+            f"nforensics found no known Neuron failure signature in {code_span(report.source)}"
+            f" ({report.total_lines} lines). The log excerpt is under Logs/Context."
         ]
         return "\n".join(out)
     out = [markdown_text(finding.summary, line_start=True), ""]
@@ -61,16 +44,14 @@ def description_field(report: ReportInput, finding: Finding | None) -> str:
     out.append("")
     message = "\n".join(e.text for e in finding.evidence[:12]) or finding.summary
     out += [code_block(message, "text"), ""]
-    out.append(f"**Failing stage:** {_stage(finding)}")
-    target = analysis.environment.target
-    if target:
-        out.append(f"**Target:** {code_span(target)}")
+    out.append(f"**Failing stage:** {_stage(report, finding)}")
+    if report.target:
+        out.append(f"**Target:** {code_span(report.target)}")
     if finding.meaning:
         out += ["", f"**What it means:** {catalogue_prose(finding.meaning)}"]
-    others = [f for f in analysis.findings if f.signature != finding.signature]
-    if others or finding.wrapped_by:
+    if report.other_findings or finding.wrapped_by:
         out += ["", "**Other failures in the same log:**", ""]
-        for other in others:
+        for other in report.other_findings:
             line = f" (line {_first_line(other)})" if _first_line(other) else ""
             code = f"{code_span(other.code)} " if other.code else ""
             out.append(f"- {code}{markdown_text(other.title)}{line}")
@@ -80,119 +61,72 @@ def description_field(report: ReportInput, finding: Finding | None) -> str:
     return "\n".join(out)
 
 
-def model_field(report: ReportInput) -> str:
-    if report.log.model:
-        return f"{code_span(report.log.model)} (named in the log)"
+def model_field(report: BugReport) -> str:
+    if report.model_name:
+        return f"{code_span(report.model_name)} (named in the log)"
     return "Not named in the log; please fill in the model (e.g. its Hugging Face id)."
 
 
-def workload_field(report: ReportInput) -> str:
-    inference, training = report.log.inference_signs, report.log.training_signs
-    flags = report.analysis.environment.compiler_flags
+def workload_field(report: BugReport) -> str:
+    flags = report.compiler_flags
     details = f"\n\nCompiler flags: {code_span(' '.join(flags))}" if flags else ""
-    if not inference and not training:
+    if report.workload is None:
         return "Not determined from the log; please state the workload type." + details
-
-    def signs(found: list[tuple[int, str]]) -> str:
-        return ", ".join(f"{code_span(text)} (line {line})" for line, text in found)
-
-    if len(training) > len(inference):
-        return f"Training (the log shows {signs(training)})" + details
-    return f"Inference (the log shows {signs(inference)})" + details
+    signs = ", ".join(f"{code_span(sign.text)} (line {sign.line})" for sign in report.workload.signs)
+    return f"{report.workload.kind} (the log shows {signs})" + details
 
 
-def instance_field(report: ReportInput) -> str:
-    env = report.analysis.environment
-    if report.instance:
-        return markdown_text(report.instance)
-    if env.instance_type:
-        return f"{markdown_text(env.instance_type)} (from the log)"
-    if report.probe and report.probe.instance_type:
-        return f"{report.probe.instance_type} (probed on the failing machine)"
-    if env.target:
-        return f"Not stated in the log; compile target {code_span(env.target)}. Please add the EC2 instance type."
+def instance_field(report: BugReport) -> str:
+    instance = report.instance
+    if instance is not None and instance.source == "option":
+        return markdown_text(instance.name)
+    if instance is not None and instance.source == "log":
+        return f"{markdown_text(instance.name)} (from the log)"
+    if instance is not None:
+        return f"{instance.name} (probed on the failing machine)"
+    if report.target:
+        return f"Not stated in the log; compile target {code_span(report.target)}. Please add the EC2 instance type."
     return "Not stated in the log; please add the EC2 instance type."  # no example: it would set a label
 
 
-def reproduction_field(report: ReportInput) -> str:
+def reproduction_field(report: BugReport) -> str:
     out: list[str] = []
-    if report.repro_text is not None and len(report.repro_text.encode()) <= REPRO_EMBED_BYTES:
-        name = report.repro_name or ""
-        language = "python" if name.endswith(".py") else "bash" if name.endswith(".sh") else ""
-        out += [f"Reproducer ({code_span(report.repro_name or 'repro')}):", "", code_block(report.repro_text, language)]
-    elif report.repro_text is not None:
-        size = len(report.repro_text.encode())
-        lines = report.repro_text.count("\n") + 1
+    repro = report.reproducer
+    if repro is not None and repro.text is not None:
+        out += [f"Reproducer ({code_span(repro.name)}):", "", code_block(repro.text, repro.language)]
+    elif repro is not None:
         out.append(
-            f"Reproducer {code_span(report.repro_name or 'repro')} ({lines} lines, {size / 1024:.1f} KB) is too long"
+            f"Reproducer {code_span(repro.name)} ({repro.lines} lines, {repro.size_bytes / 1024:.1f} KB) is too long"
             " to embed: it is attached to this issue as a file."
         )
     else:
         out.append("No reproducer attached yet (nforensics report --repro FILE embeds one).")
-    flags = report.analysis.environment.compiler_flags
-    if flags:
-        out += ["", "Compiler flags in the failing run:", "", code_block(" ".join(flags), "bash")]
+    if report.compiler_flags:
+        out += ["", "Compiler flags in the failing run:", "", code_block(" ".join(report.compiler_flags), "bash")]
     if report.journal_table:
         out += ["", "Re-runs recorded by nforensics (experiment journal):", "", report.journal_table.strip()]
     return "\n".join(out)
 
 
-def _workaround_tokens(workaround: Workaround) -> tuple[list[str], list[tuple[str, str]]]:
-    code = workaround.code or ""
-    flags = [f for f in _FLAG.findall(code) if not f.startswith("--target")]
-    # `export NEURON_CC_FLAGS="$NEURON_CC_FLAGS --lnc=1"`: the flag is what counts, not the old value.
-    assignments = [
-        (name, " ".join(t for t in value.strip("'\"").split() if not t.startswith("$")))
-        for name, value in _ASSIGNMENT.findall(code)
-    ]
-    return flags, assignments
-
-
-def already_applied(workaround: Workaround, environment: Environment) -> bool:
-    """True when the workaround is a shell setting (flags, variables) the failing run already had.
-
-    Code in other languages (Python edits, model changes) cannot be checked against a log: never "tried".
-    """
-    if (workaround.language or "shell") not in ("shell", "bash", "sh", "console"):
-        return False
-    flags, assignments = _workaround_tokens(workaround)
-    if not flags and not assignments:
-        return False
-    in_use = set(environment.compiler_flags)
-    for value in environment.env_vars.values():
-        in_use |= set(value.split())
-    flags_here = all(f in in_use for f in flags)
-    vars_here = all(
-        environment.env_vars.get(name) == value or set(value.split()) <= in_use for name, value in assignments
-    )
-    return flags_here and vars_here
-
-
-def solution_field(report: ReportInput, finding: Finding | None) -> str:
+def solution_field(report: BugReport) -> str:
+    finding = report.finding
     if finding is None:
         return ""
     out: list[str] = []
-    if finding.hypotheses:
+    if report.causes:
         out += ["Likely causes ranked by nforensics (score, then the evidence in the log):", ""]
-        out += hypothesis_lines(finding.hypotheses[:TOP_HYPOTHESES])
+        out += hypothesis_lines(report.causes)
     if finding.fixed_in:
         out += ["", f"**Fixed in:** {fixed_in_text(finding.fixed_in)}"]
-    environment = report.analysis.environment
-    tried = [w for w in finding.workarounds if already_applied(w, environment)]
-    untried = [w for w in finding.workarounds if w not in tried]
-    if untried:
-        out += ["", "**Workarounds to try:**", "", *workaround_lines(untried)]
-    if tried:
+    if report.workarounds_to_try:
+        out += ["", "**Workarounds to try:**", "", *workaround_lines(report.workarounds_to_try)]
+    if report.already_tried:
         out += ["", "**Already tried** (the failing run already had these set, and it still failed):", ""]
-        out += [f"- {w.title}: {code_span(' '.join((w.code or '').split()))}" for w in tried]
+        out += [f"- {w.title}: {code_span(' '.join((w.code or '').split()))}" for w in report.already_tried]
     return "\n".join(out).strip()
 
 
-def _excerpt(report: ReportInput) -> str:
-    analysis = report.analysis
-    lines = report.log.lines
-    if not lines:  # no log text at hand (e.g. a JSON analysis): the evidence lines themselves
-        lines = {e.line: e.text for f in analysis.findings for e in f.evidence if e.line}
+def _excerpt(lines: dict[int, str]) -> str:
     if not lines:
         return ""
     width = len(str(max(lines)))
@@ -205,29 +139,33 @@ def _excerpt(report: ReportInput) -> str:
     return "\n".join(shown)
 
 
-def context_field(report: ReportInput, finding: Finding | None) -> str:
-    analysis = report.analysis
+def _machine_lines(report: BugReport) -> list[str]:
+    machine = report.machine
+    if machine is None:
+        return []
+    out = ["", "Machine (probed by `nforensics report --env-here` on the failing machine):", ""]
+    out += [f"- OS: {markdown_text(machine.os or 'could not collect')}",
+            f"- Python: {markdown_text(machine.python or 'could not collect')}"]  # fmt: skip
+    if machine.neuron_ls:
+        out += ["", code_block(machine.neuron_ls, "text")]
+    return out
+
+
+def context_field(report: BugReport) -> str:
     out: list[str] = []
-    excerpt = _excerpt(report)
+    excerpt = _excerpt(report.excerpt)
     if excerpt:
         out += [
-            f"Log excerpt from {code_span(analysis.source)} (the lines that matter, with their line numbers;"
-            f" {analysis.total_lines} lines in all):",
+            f"Log excerpt from {code_span(report.source)} (the lines that matter, with their line numbers;"
+            f" {report.total_lines} lines in all):",
             "",
             code_block(excerpt, "text"),
         ]
-    env_vars = dict(analysis.environment.env_vars)
-    if report.probe:
-        for name, value in report.probe.env_vars.items():
-            env_vars.setdefault(name, value)
-    if env_vars:
-        out += ["", "Environment variables:", "", code_block("\n".join(f"{k}={v}" for k, v in env_vars.items()), "bash")]
-    if report.probe:
-        out += ["", "Machine (probed by `nforensics report --env-here` on the failing machine):", ""]
-        out += [f"- OS: {markdown_text(report.probe.os or 'could not collect')}",
-                f"- Python: {markdown_text(report.probe.python or 'could not collect')}"]
-        if report.probe.neuron_ls:
-            out += ["", code_block(report.probe.neuron_ls, "text")]
+    if report.env_vars:
+        variables = "\n".join(f"{k}={v}" for k, v in report.env_vars.items())
+        out += ["", "Environment variables:", "", code_block(variables, "bash")]
+    out += _machine_lines(report)
+    finding = report.finding
     if finding is not None:
         out += [
             "",
@@ -236,10 +174,10 @@ def context_field(report: ReportInput, finding: Finding | None) -> str:
         ]
         if finding.references:
             out += ["", "References:", ""] + [f"- [{r.title}]({r.url})" for r in finding.references]
-        if finding.similar_reports:
+        if report.related:
             out += ["", "Related issues (public reports whose error resembles this one, found by nforensics):", ""]
-            out += [f"- {r.url} ({_state(r)}): {markdown_text(r.title)}" for r in finding.similar_reports]
-    out += ["", f"Report written by nforensics {__version__} from {code_span(analysis.source)}."]
+            out += [f"- {r.url} ({_state(r)}): {markdown_text(r.title)}" for r in report.related]
+    out += ["", f"Report written by nforensics {__version__} from {code_span(report.source)}."]
     return "\n".join(out).strip()
 
 
@@ -247,17 +185,10 @@ def _state(report: SimilarReport) -> str:
     return (report.state or "state unknown") + (f", fixed in {report.fixed_in}" if report.fixed_in else "")
 
 
-DUPLICATE_CLOSENESS = 0.8  # a related report this close (or of the same signature) may be the same issue
-
-
-def likely_duplicates(analysis: Analysis) -> list[str]:
+def duplicate_notes(report: BugReport) -> list[str]:
     """What to tell the user before filing: the public reports that may already be this issue."""
-    finding = primary_finding(analysis)
-    if finding is None:
-        return []
     notes = []
-    for r in finding.similar_reports:
-        if r.closeness >= DUPLICATE_CLOSENESS or (r.signature and r.signature == finding.signature):
-            advice = f": {r.answer}" if r.answer else ""
-            notes.append(f"this looks like {r.repo}#{r.number} ({_state(r)}){advice} {r.url}")
+    for r in report.duplicates:
+        advice = f": {r.answer}" if r.answer else ""
+        notes.append(f"this looks like {r.repo}#{r.number} ({_state(r)}){advice} {r.url}")
     return notes

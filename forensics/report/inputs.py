@@ -1,5 +1,6 @@
 """What the bug report is built from: the analysis, and what one streaming pass over the log adds to it
-(the lines around the evidence, hints about the model and the workload), plus the user's options."""
+(the lines around the evidence, hints about the model and the workload), plus the user's options; and
+which finding the issue is about."""
 
 from __future__ import annotations
 
