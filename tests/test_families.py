@@ -219,6 +219,14 @@ def test_the_model_library_family_gives_way_to_what_failed_through_its_frames():
     ("ValueError: Model architectures ['OPTForCausalLM'] are not supported on Neuron for now.", "model-library-error"),
     ("ImportError: cannot import name 'impl_abstract' from 'torch.library' (/opt/conda/lib/python3.10/torch/library.py)",
      "version-skew"),
+    ("No package kernel-headers-5.10.234-225.895.amzn2.x86_64 available.", "driver-install"),
+    ("2023-05-02T03:30:53Z ERROR 25636 [neuronx-cc]: ERROR: Failed command  /venv/lib/python3.8/site-packages/neuronxcc/"
+     "starfish/bin/hlo2penguin --input /tmp/model.pb", "compiler-abnormal-termination"),
+    ("Backend exited with code 1 and stderr: [DVR002]  Internal transformation failed - Please open a support ticket at "
+     "https://github.com/aws-neuron/aws-neuron-sdk/issues/new.", "compiler-internal-crash"),
+    # The compiler's log names the component that failed, whatever the message says.
+    ("03/01/2023 01:28:13 PM ERROR 59059 [Tensorizer]: Transformation error on operator: _dot.1235", "compiler-tensorizer"),
+    ("03/01/2023 01:28:13 PM ERROR 59059 [Codegen]: unexpected state while lowering", "compiler-codegen"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -230,6 +238,12 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "The metrics GRPC server is unavailable; retrying in 5 s",  # not the runtime daemon
     "ValueError: bf16 is not supported on this CPU",
     "ModuleNotFoundError: No module named 'yaml'",  # not an ImportError of a name inside a module
+    "No package kernel-headers needed for this image",  # headers named, nothing missing
+    "ERROR: Failed command /usr/bin/make install",  # a failed command that is not a compiler stage
+    "Unsupported dtype f64 - Please open a support ticket at https://github.com/aws-neuron/aws-neuron-sdk/issues/new",
+    "03/01/2023 01:28:13 PM INFO 59059 [Tensorizer]: Finished pass TransformationCleanup",  # not an error record
 ])
 def test_near_misses_of_those_shapes_do_not(line):
-    assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew")
+    assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
+                                            "driver-install", "compiler-abnormal-termination", "compiler-internal-crash",
+                                            "compiler-tensorizer")

@@ -127,6 +127,33 @@ def test_torchrun_rank_tags_are_stripped_like_other_prefixes():
     assert [e.component for e in _parse(tagged).events] == [e.component for e in _parse(LOG).events]
 
 
+CACHE_LOCK_TRACEBACK = """\
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.9/dist-packages/libneuronxla/neuron_cc_cache.py", line 118, in __enter__
+    self.lock_fd = open(self.lock_path, 'w')
+OSError: [Errno 30] Read-only file system: '/opt/ml/model/neuron_cache/lock'
+"""
+
+
+def test_a_serving_front_end_relaying_its_workers_lines_is_a_prefix():
+    # DJL Serving and TorchServe relay a worker's stderr line by line under a level of their own.
+    djl = "".join(f"[WARN ] PyProcess - W-100-model-stderr: {line}\n" for line in CACHE_LOCK_TRACEBACK.splitlines())
+    torchserve = "".join(f"2021-11-08 22:21:25,025 [WARN ] W-9003-bert_1.0-stderr MODEL_LOG - {line}\n"
+                         for line in CACHE_LOCK_TRACEBACK.splitlines())
+    for relayed in (djl, torchserve):
+        traceback = _parse(relayed).tracebacks[0]
+        assert traceback.exception == "OSError" and traceback.frames[0].file.endswith("neuron_cc_cache.py")
+    assert _top_family(djl) == "compile-cache-access"
+    # A bracketed level that relays no worker stream is not stripped.
+    assert _parse("[WARN ] cache folder is read-only\n").tracebacks == []
+
+
+def test_pytest_failure_lines_read_as_the_exception_they_show():
+    text = "E   ImportError: cannot import name 'export_models' from 'optimum.exporters.neuron.convert'\n"
+    assert _parse(text).tracebacks[0].exception == "ImportError"
+    assert _parse("E: Unable to locate package foo\n").tracebacks == []  # apt's `E:` is not pytest's
+
+
 # --- shapes inside messages ------------------------------------------------------------------------------
 
 def test_a_numeric_status_with_its_message_is_a_runtime_status():

@@ -24,7 +24,8 @@ from forensics.vocabulary import code_parts, reads_as_failure
 
 # Recognition confidence by the strongest kind of selector a rule used (see the module docstring).
 SELECTOR_CONFIDENCE = {
-    "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "frame_paths": 0.6,
+    "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "compiler_heads": 0.6,
+    "frame_paths": 0.6,
     "frame_code": 0.55, "exceptions": 0.55, "outcomes": 0.55, "words": 0.5,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
@@ -105,10 +106,17 @@ class _Facts:
         return (lines, {}) if lines else None
 
     def runtime_heads(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
-        patterns = [compiled(p) for p in rule.runtime_heads]
-        # The inf1 daemon printed no level: its line counts when its message reads as a failure.
+        return self._heads("runtime", rule.runtime_heads)
+
+    def compiler_heads(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        return self._heads("compiler", rule.compiler_heads)
+
+    def _heads(self, producer: str, heads: list[str]) -> tuple[list[int], dict[str, object]] | None:
+        """Error records of `producer` whose component (`NRT:nrt_load`, the compiler's `[Tensorizer]`) matches.
+        The inf1 daemon printed no level: its line counts when its message reads as a failure."""
+        patterns = [compiled(p) for p in heads]
         lines = [e.line for e in self.log.events
-                 if e.producer == "runtime" and e.component and any(p.search(e.component) for p in patterns)
+                 if e.producer == producer and e.component and any(p.search(e.component) for p in patterns)
                  and ((e.level or "").upper() in ERROR_LEVELS or e.level is None and reads_as_failure(e.message))]
         return (lines, {}) if lines else None
 
@@ -182,7 +190,7 @@ def _word(word: str) -> re.Pattern[str]:
 
 _SELECTORS = (
     ("code_components", _Facts.code_components), ("nrt_statuses", _Facts.nrt_statuses),
-    ("structures", _Facts.structures), ("runtime_heads", _Facts.runtime_heads),
+    ("structures", _Facts.structures), ("runtime_heads", _Facts.runtime_heads), ("compiler_heads", _Facts.compiler_heads),
     ("frame_paths", _Facts.frame_paths), ("frame_code", _Facts.frame_code), ("exceptions", _Facts.exceptions),
     ("outcomes", _Facts.outcomes_), ("words", _Facts.words),
 )

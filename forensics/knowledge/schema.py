@@ -258,6 +258,7 @@ class Detect(Strict):
       legacy bare form (BIR243, TEN404), `*` for any; `code_classes` narrows to class letters (I, E, W).
     - `nrt_statuses`: NRT status names as printed or aliased (NRT_EXEC_OOB, NERR_RESOURCE -> NRT_RESOURCE).
     - `runtime_heads`: regexes on an error-level runtime record head `MODULE:function` (`^ENC:`, `^TDRV:.*mem`).
+    - `compiler_heads`: regexes on the component an error-level compiler record names (`[Tensorizer]: ...`).
     - `frame_paths`: regexes on stack-frame file paths of any syntax (Python, IPython, native `.so`, TorchScript).
     - `frame_code`: regexes on the source line printed under one of those frames, the call that failed
       (`load_state_dict(`).
@@ -273,6 +274,7 @@ class Detect(Strict):
     code_classes: list[str] = Field(default_factory=list)
     nrt_statuses: list[str] = Field(default_factory=list)
     runtime_heads: list[str] = Field(default_factory=list)
+    compiler_heads: list[str] = Field(default_factory=list)
     frame_paths: list[str] = Field(default_factory=list)
     frame_code: list[str] = Field(default_factory=list)
     exceptions: list[str] = Field(default_factory=list)
@@ -281,7 +283,7 @@ class Detect(Strict):
     structures: list[Structure] = Field(default_factory=list)
     words: list[list[str]] = Field(default_factory=list)
 
-    @field_validator("runtime_heads", "frame_paths", "frame_code", "exceptions")
+    @field_validator("runtime_heads", "compiler_heads", "frame_paths", "frame_code", "exceptions")
     @classmethod
     def _regexes(cls, v: list[str]) -> list[str]:
         return [_compiles(p) for p in v]
@@ -295,8 +297,8 @@ class Detect(Strict):
 
     @model_validator(mode="after")
     def _something(self) -> "Detect":
-        selectors = (self.code_components, self.nrt_statuses, self.runtime_heads, self.frame_paths, self.frame_code,
-                     self.exceptions, self.outcomes, self.structures, self.words)
+        selectors = (self.code_components, self.nrt_statuses, self.runtime_heads, self.compiler_heads, self.frame_paths,
+                     self.frame_code, self.exceptions, self.outcomes, self.structures, self.words)
         if not any(selectors):
             raise ValueError("a detect rule needs at least one selector")
         if self.code_classes and not self.code_components:

@@ -32,7 +32,8 @@ MARKDOWN_BOLD = re.compile(r"^\*\*(?=[^*\s])(.*[^*\s])\*\*\s*$")
 # Progress characters a tool printed without a newline, glued in front of the next record.
 GLUED_PROGRESS = re.compile(r"^\.{2,}\s*(?=\S)")
 _PREFIX_START = re.compile(r"^(?:\(|\[(?:rank|default)\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|"
-                           r"[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20})")
+                           r"[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20}|"
+                           r"(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} )?\[[A-Z]{4,5} ?\] |E {3})")
 
 
 def unescaped(raw: str) -> list[str]:
