@@ -144,6 +144,7 @@ def codes(
     """List the signature catalogue, or print one entry in full (like `ruff rule`)."""
     import shutil
 
+    from forensics.diagnose.versions import catalogue_fixed_in
     from forensics.knowledge import load_kb
     from forensics.render import check_format
     from forensics.render.catalogue import lookup, render_entries, render_table, select
@@ -153,12 +154,12 @@ def codes(
     if key is None:
         listing = select(knowledge.signatures, component=component, prefix=prefix, status=status)
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200  # piped: one row per line
-        sys.stdout.write(render_table(listing, format, width=width))
+        sys.stdout.write(render_table(listing, catalogue_fixed_in(listing), format, width=width))
         return
     entries = lookup(knowledge, key)
     if not entries:
         raise InputError(f"no signature has the code or id {key!r} (list them with `nforensics codes`)")
-    sys.stdout.write(render_entries(entries, format))
+    sys.stdout.write(render_entries(entries, catalogue_fixed_in(entries), format))
 
 
 @app.command()

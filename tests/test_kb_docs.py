@@ -11,6 +11,7 @@ import pytest
 
 from conftest import REPO, run_cli_text
 
+from forensics.diagnose.versions import catalogue_fixed_in
 from forensics.knowledge import builtin_kb
 from forensics.knowledge.docs import missing_sections
 from forensics.knowledge.schema import Signature
@@ -18,6 +19,7 @@ from forensics.render.catalogue import docs_pages
 from tools.gen_signature_docs import DOCS_DIR, stale_pages
 
 SIGNATURES = builtin_kb().signatures
+FIXED_IN = catalogue_fixed_in(SIGNATURES)
 GENERATE = [sys.executable, str(REPO / "tools" / "gen_signature_docs.py")]
 
 
@@ -41,7 +43,7 @@ def test_an_incomplete_signature_is_reported(tmp_path):
 
 
 def test_docs_pages_are_current():
-    stale = stale_pages(docs_pages(SIGNATURES), DOCS_DIR)
+    stale = stale_pages(docs_pages(SIGNATURES, FIXED_IN), DOCS_DIR)
     assert not stale, f"docs/signatures is stale ({stale[:5]}...): run python tools/gen_signature_docs.py"
 
 
@@ -66,7 +68,7 @@ def test_generator_check_fails_on_stale_docs_and_passes_after_writing(tmp_path):
 
 
 def test_every_signature_page_has_the_entry_sections():
-    for name, text in docs_pages(SIGNATURES).items():
+    for name, text in docs_pages(SIGNATURES, FIXED_IN).items():
         if name == "index.md":
             continue
         for heading in ("## What it is", "## Why it happens", "## How it is recognised", "## Fixed in", "## Example"):

@@ -15,6 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from forensics.diagnose.versions import catalogue_fixed_in  # noqa: E402
 from forensics.knowledge import builtin_kb  # noqa: E402
 from forensics.knowledge.docs import missing_sections  # noqa: E402
 from forensics.render.catalogue import docs_pages  # noqa: E402
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     signatures = builtin_kb().signatures
-    pages = docs_pages(signatures)
+    pages = docs_pages(signatures, catalogue_fixed_in(signatures))
     if args.check:
         problems = [f"{s.id}: {p}" for s in signatures for p in missing_sections(s)]
         problems += [f"{args.out / name}: stale, run python tools/gen_signature_docs.py" for name in stale_pages(pages, args.out)]

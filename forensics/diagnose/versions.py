@@ -8,10 +8,11 @@ forensics/knowledge/releases.toml (read by forensics.knowledge.releases) and fil
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import cache
 
 from forensics.knowledge.releases import component_packages, release_table
-from forensics.knowledge.schema import FixedInSpec
+from forensics.knowledge.schema import FixedInSpec, Signature
 from forensics.packages import package_key
 from forensics.records import Environment, FixedIn
 
@@ -110,3 +111,9 @@ def resolve_fixed_in(spec: FixedInSpec, environment: Environment) -> FixedIn:
         summary = f"fixed in {where}"
     return FixedIn.model_construct(component=package, version=spec.version, sdk=sdk, seen_version=seen, upgrade=bool(older),
                    summary=summary)
+
+
+def catalogue_fixed_in(signatures: Iterable[Signature]) -> dict[str, FixedIn]:
+    """Each signature's fix as the catalogue states it (no input to compare with), by signature id: what
+    `nforensics codes` and docs/signatures/ print."""
+    return {s.id: resolve_fixed_in(s.fixed_in, Environment()) for s in signatures if s.fixed_in}

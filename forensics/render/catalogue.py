@@ -1,19 +1,19 @@
 """The signature catalogue: `nforensics codes` (a table, or one full entry like `ruff rule`) and the
 docs/signatures/ pages, which are the same Markdown entry written to files.
 
-Input is the loaded signatures (forensics.knowledge.schema.Signature), output is text; nothing here prints.
+Input is the loaded signatures (forensics.knowledge.schema.Signature) and what their fixes resolve to
+(forensics.diagnose.versions.catalogue_fixed_in, by signature id), output is text; nothing here prints.
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from forensics.diagnose.versions import resolve_fixed_in
 from forensics.knowledge import KnowledgeBase
 from forensics.knowledge.schema import EvidenceRule, Signature
-from forensics.records import Environment
+from forensics.records import FixedIn
 from forensics.render.markdown import cell, code_block, code_span
 
 # Where a page in docs/signatures/ finds the sample logs (sample_logs/ at the top of the repository).
@@ -51,7 +51,7 @@ def lookup(kb: KnowledgeBase, key: str) -> list[Signature]:
     return by_id or list(kb.by_code.get(key.strip().upper(), ()))
 
 
-def _row(signature: Signature) -> dict[str, object]:
+def _row(signature: Signature, fixed_in: FixedIn | None) -> dict[str, object]:
     return {
         "id": signature.id,
         "code": signature.code,
@@ -61,14 +61,17 @@ def _row(signature: Signature) -> dict[str, object]:
         "status": signature.status,
         "title": signature.title,
         "summary": signature.summary,
-        "fixed_in": fixed_in_sentence(signature),
+        "fixed_in": fixed_in.summary if fixed_in else None,
     }
 
 
-def render_table(signatures: Sequence[Signature], format: str = "text", width: int = 120) -> str:
-    """The `nforensics codes` listing: a rich table (code +N = N more aliases), or a JSON array."""
+def render_table(
+    signatures: Sequence[Signature], fixed_in: Mapping[str, FixedIn], format: str = "text", width: int = 120
+) -> str:
+    """The `nforensics codes` listing: a rich table (code +N = N more aliases), or a JSON array (with each
+    signature's fix from `fixed_in`, by signature id)."""
     if format == "json":
-        return json.dumps([_row(s) for s in signatures], indent=2) + "\n"
+        return json.dumps([_row(s, fixed_in.get(s.id)) for s in signatures], indent=2) + "\n"
     from rich.console import Console
     from rich.table import Table
 
@@ -86,18 +89,11 @@ def render_table(signatures: Sequence[Signature], format: str = "text", width: i
     return lines + f"\n\n{len(signatures)} signature(s). Full entry: nforensics codes <code or signature>\n"
 
 
-def render_entries(signatures: Sequence[Signature], format: str = "text") -> str:
+def render_entries(signatures: Sequence[Signature], fixed_in: Mapping[str, FixedIn], format: str = "text") -> str:
     """`nforensics codes NCC_EOOM001`: every matching entry in full (Markdown, as `ruff rule` prints), or JSON."""
     if format == "json":
         return json.dumps([s.model_dump(mode="json", exclude_none=True) for s in signatures], indent=2) + "\n"
-    return "\n\n---\n\n".join(entry_markdown(s) for s in signatures) + "\n"
-
-
-def fixed_in_sentence(signature: Signature) -> str | None:
-    """`fixed in neuronx-cc X (Neuron SDK Y)`, the SDK looked up in the release map when the file omits it."""
-    if not signature.fixed_in:
-        return None
-    return resolve_fixed_in(signature.fixed_in, Environment()).summary
+    return "\n\n---\n\n".join(entry_markdown(s, fixed_in.get(s.id)) for s in signatures) + "\n"
 
 
 def _evidence_line(rule: EvidenceRule) -> str:
@@ -173,9 +169,10 @@ def _workarounds(signature: Signature) -> list[str]:
     return out
 
 
-def entry_markdown(signature: Signature) -> str:
+def entry_markdown(signature: Signature, fixed_in: FixedIn | None) -> str:
     """The full entry: what it is, why it happens, how it is recognised, hypotheses, workarounds with code,
-    fixed-in, references and the sample log. Used by `nforensics codes X` and for docs/signatures/<id>.md."""
+    fixed-in (`fixed_in`: the fix with its SDK release looked up), references and the sample log. Used by
+    `nforensics codes X` and for docs/signatures/<id>.md."""
     codes = codes_of(signature)
     title = f"{codes[0]}: {signature.title}" if codes else signature.title
     out = [f"# {title}", ""]
@@ -192,7 +189,7 @@ def entry_markdown(signature: Signature) -> str:
     if signature.workarounds:
         out += _workarounds(signature)
     out += ["## Fixed in", ""]
-    sentence = fixed_in_sentence(signature)
+    sentence = fixed_in.summary if fixed_in else None
     if sentence and signature.fixed_in:
         note = f" {signature.fixed_in.note}" if signature.fixed_in.note else ""
         out += [sentence[0].upper() + sentence[1:] + "." + note, ""]
@@ -227,9 +224,9 @@ def index_markdown(signatures: Sequence[Signature]) -> str:
     return "\n".join(out) + "\n"
 
 
-def docs_pages(signatures: Sequence[Signature]) -> dict[str, str]:
+def docs_pages(signatures: Sequence[Signature], fixed_in: Mapping[str, FixedIn]) -> dict[str, str]:
     """File name (relative to docs/signatures/) -> content, for the generator script and the staleness test."""
     ordered = select(signatures)
-    pages = {f"{s.id}.md": entry_markdown(s) for s in ordered}
+    pages = {f"{s.id}.md": entry_markdown(s, fixed_in.get(s.id)) for s in ordered}
     pages["index.md"] = index_markdown(ordered)
     return pages
