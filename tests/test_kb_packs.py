@@ -27,7 +27,6 @@ meaning = "Our widget op sizes its buffer from the first batch only."
 [match]
 codes = ["TEAM_EWID001"]
 patterns = ['widget buffer overflow at slot \\d+']
-priority = 70
 
 [[extract]]
 pattern = 'overflow at slot (?P<slot>\\d+)'
@@ -95,6 +94,19 @@ def test_bad_regex_and_bad_toml_name_the_file(tmp_path):
     pack = write_pack(tmp_path / "toml", "id = \n")
     result = run_cli_text("explain", "--kb", str(pack), "-", input=b"")
     assert result.returncode == 2 and "team-widget-overflow.toml: not valid TOML" in result.stderr
+
+
+def test_a_pack_written_for_numbered_priorities_is_told_what_replaced_them(tmp_path):
+    numbered = PACK_SIGNATURE.replace("[match]\n", "[match]\npriority = 70\n")
+    result = run_cli_text("codes", "--kb", str(write_pack(tmp_path / "pack", numbered)))
+    assert_clean_error(result.returncode, result.stderr, "field 'match': Value error, `priority` is gone")
+    assert "tier" in result.stderr and "Recognition order" in result.stderr
+
+
+def test_a_pack_ordered_before_an_unknown_signature_is_an_input_error(tmp_path):
+    ahead = PACK_SIGNATURE.replace("[match]\n", '[match]\nbefore = ["no-such-signature"]\n')
+    result = run_cli_text("explain", "--kb", str(write_pack(tmp_path / "pack", ahead)), "-", input=LOG)
+    assert_clean_error(result.returncode, result.stderr, "'team-widget-overflow': [match].before names ['no-such-signature']")
 
 
 def test_missing_or_empty_pack_folder_is_an_input_error(tmp_path):

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from forensics.errors import InputError
 from forensics.knowledge.disk_cache import remember, stamp
 from forensics.linear_regex import Pattern, compile_search
+from forensics.knowledge.order import RecognitionOrder
 from forensics.knowledge.schema import Family, Signature
 
 if sys.version_info >= (3, 11):
@@ -31,14 +32,16 @@ KNOWLEDGE_DIR = Path(__file__).resolve().parent
 BUILTIN_DIR = KNOWLEDGE_DIR / "signatures"
 FAMILIES_DIR = KNOWLEDGE_DIR / "families"
 SCHEMA_FILE = KNOWLEDGE_DIR / "schema.py"  # a cached catalogue is stale when the models it was built with change
+ORDER_FILE = KNOWLEDGE_DIR / "order.py"  # or the tier checks those models run
 ENTRY_POINT_GROUP = "nforensics.signatures"  # installed packs: each entry point names a folder of TOML files
 
 
 @dataclass(frozen=True)
 class KnowledgeBase:
     signatures: tuple[Signature, ...]
+    order: RecognitionOrder  # which of several signatures matching one line claims it
     by_code: dict[str, tuple[Signature, ...]] = field(default_factory=dict)
-    # The signatures that match NRT status names / compiler exit codes, highest priority first.
+    # by_code and these: the signatures that match a code / NRT status names / exit codes, in recognition order.
     by_status: tuple[Signature, ...] = ()
     by_exit_code: tuple[Signature, ...] = ()
     families: dict[str, Family] = field(default_factory=dict)  # id -> family, in file-name order
@@ -93,7 +96,8 @@ def _load_dir(directory: Path) -> list[Signature]:
     if not directory.is_dir():
         raise InputError(f"{directory}: signature pack folder not found")
     paths = sorted(directory.glob("*.toml"))
-    return remember("signatures", stamp([directory, *paths, SCHEMA_FILE]), lambda: [_load_file(path) for path in paths])
+    inputs = stamp([directory, *paths, SCHEMA_FILE, ORDER_FILE])
+    return remember("signatures", inputs, lambda: [_load_file(path) for path in paths])
 
 
 def _load_families() -> dict[str, Family]:
@@ -111,17 +115,15 @@ def build(signatures: Iterable[Signature], families: dict[str, Family] | None = 
         named = [*signature.match.codes, *signature.aliases, *([signature.code] if signature.code else [])]
         for code in {c.upper() for c in named}:
             by_code.setdefault(code, []).append(signature)
+    order = RecognitionOrder(ordered)
     return KnowledgeBase(
         signatures=tuple(ordered.values()),
-        by_code={code: _by_priority(s) for code, s in by_code.items()},
-        by_status=_by_priority(s for s in ordered.values() if s.match.nrt_statuses),
-        by_exit_code=_by_priority(s for s in ordered.values() if s.match.exit_codes),
+        order=order,
+        by_code={code: order.sort(s) for code, s in by_code.items()},
+        by_status=order.sort(s for s in ordered.values() if s.match.nrt_statuses),
+        by_exit_code=order.sort(s for s in ordered.values() if s.match.exit_codes),
         families=families if families is not None else _load_families(),
     )
-
-
-def _by_priority(signatures: Iterable[Signature]) -> tuple[Signature, ...]:
-    return tuple(sorted(signatures, key=lambda s: -s.match.priority))
 
 
 @cache

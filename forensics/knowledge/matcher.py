@@ -1,8 +1,9 @@
 """Which signatures claim which records and lines of an input.
 
 A claim is (signature, the lines it spans, the message text its fields are read from). Each record or
-line goes to the highest-priority signature that matches it; claims of one signature are merged later
-into one finding (diagnose groups them by signature id), claims of different signatures never share a line.
+line goes to the signature first in recognition order (knowledge/order.py) that matches it; claims of one
+signature are merged later into one finding (diagnose groups them by signature id), claims of different
+signatures never share a line.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from forensics.knowledge import KnowledgeBase, compiled, table
+from forensics.knowledge.order import code_key
 from forensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, tokens
 from forensics.knowledge.schema import Signature
 from forensics.records import Diagnostic, ParsedLog, SourceLine
@@ -45,7 +47,7 @@ def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
                 continue
             claims.append(Claim(signature, diagnostic.line, diagnostic.end_line, diagnostic.message,
                                 diagnostic, diagnostic.code, how="code"))
-            break  # by_code is sorted by priority: the first that fits is the best
+            break  # by_code is in recognition order: the first that fits is the best
     return claims
 
 
@@ -91,11 +93,15 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
         end_line, text = _block(retained, index)
         line_tokens = tokens(text)
         score_of = cut_resemblance if end_line == last_line else resemblance
-        best: tuple[float, int, Signature] | None = None
+        best: tuple[float, tuple[int, ...], Signature] | None = None
         for signature, templates in templated:
             score = max(max(resemblance(t, line_tokens), score_of(t, line_tokens)) for t in templates)
-            if score >= THRESHOLD and (best is None or (score, signature.match.priority) > best[:2]):
-                best = (score, signature.match.priority, signature)
+            if score < THRESHOLD:
+                continue
+            # the closer resemblance wins; at equal resemblance, the signature first in recognition order
+            order = (-score, kb.order.rank(signature))
+            if best is None or order < (-best[0], best[1]):
+                best = (score, order[1], signature)
         if best is not None:
             claims.append(Claim(best[2], retained[index].line, end_line, text, how="template", resemblance=best[0]))
     return claims
@@ -118,7 +124,7 @@ def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]
     return claims
 
 
-# At equal specificity, what the input printed (a code, then a status) beats wording; templates come last.
+# At equal tier and specificity, what the input printed (a code, then a status) beats wording; templates come last.
 HOW_RANK = {"code": 0, "status": 1, "pattern": 2, "template": 3}
 
 
@@ -133,23 +139,13 @@ def _printed_facts(log: ParsedLog) -> tuple[dict[int, set[str]], dict[int, set[s
     return codes, statuses
 
 
-_SCHEME_CODE = re.compile(r"^[EIW]?([A-Z]{3}\d{3})$")
-
-
-def _code_key(code: str) -> str:
-    """NCC_ITEN404, ITEN404 and TEN404 name one diagnostic: compare on component letters and index."""
-    bare = code.upper().removeprefix("NCC_")
-    scheme = _SCHEME_CODE.match(bare)
-    return scheme.group(1) if scheme else bare
-
-
 def _contradicted(claim: Claim, codes: dict[int, set[str]], statuses: dict[int, set[str]]) -> bool:
     """A wording claim on a line whose printed code or status names another failure: the printed fact wins."""
     if claim.how in ("code", "status"):
         return False
     match_spec = claim.signature.match
-    known = {_code_key(c) for c in [*match_spec.codes, *claim.signature.aliases, *filter(None, [claim.signature.code])]}
-    printed = {_code_key(c) for c in codes.get(claim.line, ())}
+    known = {code_key(c) for c in [*match_spec.codes, *claim.signature.aliases, *filter(None, [claim.signature.code])]}
+    printed = {code_key(c) for c in codes.get(claim.line, ())}
     if known and printed and not known & printed:
         return True
     shown = statuses.get(claim.line, set())
@@ -164,10 +160,11 @@ def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list
                               + _template_claims(kb, retained, log.total_lines))
                   if not _contradicted(c, codes, statuses)
                   and (c.signature.match.claims_warnings or c.line not in below_error)]
-    # A wording claim that contradicts a printed fact is gone already; of the rest the more specific signature
-    # (priority) wins, and at equal priority what the input printed (a code, then a status) beats wording.
+    # A wording claim that contradicts a printed fact is gone already; of the rest the signature first in
+    # recognition order (tier, then specificity) wins; at equal rank what the input printed (a code, then a
+    # status) beats wording, and then the earlier line (a cause is printed before its symptoms).
     # A template claim (resemblance, not a match) only takes lines no match claimed.
-    candidates.sort(key=lambda c: (c.how == "template", -c.signature.match.priority, HOW_RANK[c.how], c.line))
+    candidates.sort(key=lambda c: (c.how == "template", kb.order.rank(c.signature), HOW_RANK[c.how], c.line))
     accepted: list[Claim] = []
     holder: dict[int, str] = {}  # line -> the signature whose accepted claims cover it (one, by construction)
     starts: set[int] = set()  # first lines of accepted claims

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 
 from forensics.knowledge import KnowledgeBase
+from forensics.knowledge.order import tier_of
 from forensics.knowledge.schema import EvidenceRule, Signature
 from forensics.records import FixedIn
 from forensics.render.markdown import cell, code_block, code_span
@@ -132,7 +133,9 @@ def _recognised(signature: Signature) -> list[str]:
         out.append("- only on lines printed at error level: the same words in a WARN or INFO line are not this failure")
     if not m.resemblance:
         out.append("- never by resemblance to its message: other failures print the same wording")
-    out.append(f"- priority {m.priority}" + (" (an envelope: ranked after the root cause)" if m.envelope else ""))
+    out.append(f"- recognition order: tier {code_span(tier_of(m))}" + (" (set in the file)" if m.tier else "")
+               + (" (an envelope: ranked after the root cause)" if m.envelope else "")
+               + (f", claimed ahead of {', '.join(code_span(other) for other in m.before)}" if m.before else ""))
     if signature.fields:
         out += ["", "Fields taken from the message:", "", "| field | type | example |", "|---|---|---|"]
         out += [
