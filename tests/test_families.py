@@ -101,6 +101,32 @@ def test_log_ending_inside_an_api_call_is_a_hang_in_that_operation():
     assert analyze_text(closed).findings == [], "an operation that closed is no hang"
 
 
+WALRUS_PROGRESS = "".join(
+    f"09/11/2024 09:18:{second:02d} AM DEBUG [WalrusDriver.0]: INFO (ShrinkDN): ANALYZE Layer_19/aten_mul_1/mul_t458_i{second}\n"
+    for second in range(6))
+
+
+def test_a_log_that_stops_in_the_compilers_own_progress_is_a_compile_that_had_not_finished():
+    top = analyze_text(WALRUS_PROGRESS).findings[0]
+    assert (top.family, top.fields.get("operation")) == ("process-hang", "compile")
+    # A paste cut mid-line ends where its last whole line does.
+    assert analyze_text(WALRUS_PROGRESS + "09/11/2\n").findings[0].family == "process-hang"
+    assert analyze_text("INFO:Neuron:Number of arithmetic operators (pre-compilation) before = 286\n"
+                        "...............\n").findings[0].family == "process-hang"
+    assert analyze_text("INFO:Neuron:Number of arithmetic operators (pre-compilation) before = 286\n"
+                        "INFO:Ne\n").findings[0].family == "process-hang"
+
+
+@pytest.mark.parametrize("ending", [
+    "09/11/2024 09:19:00 AM INFO [neuron-cc]: Compiler status PASS\n",  # the compile finished
+    "Saved resnet50_neuron.pt\n",  # the job went on after the compiler's output
+    "INFO:Neuron:Compile command returned: 1\n",  # torch-neuron's tracer saw the compiler end
+    "09/11/2024 09:19:00 AM ERROR [WalrusDriver.0]: out of memory while spilling\n",  # it failed, not hung
+])
+def test_a_compile_that_ended_is_not_a_hang(ending):
+    assert "process-hang" not in [f.family for f in analyze_text(WALRUS_PROGRESS + ending).findings]
+
+
 def test_an_unknown_component_code_gets_its_component_family():
     top = analyze_text("2025-03-01T10:00:01Z ERROR 1 [neuronx-cc]: [NCC_IBIR999] something new in the verifier\n").findings[0]
     assert (top.tier, top.family, top.code) == ("family", "compiler-bir-verifier", "NCC_IBIR999")
@@ -247,3 +273,36 @@ def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
                                             "driver-install", "compiler-abnormal-termination", "compiler-internal-crash",
                                             "compiler-tensorizer")
+
+
+OWN_MODULE = """\
+Traceback (most recent call last):
+  File "/venv/bin/optimum-cli", line 5, in <module>
+    from optimum.commands.optimum_cli import main
+  File "/venv/lib64/python3.8/site-packages/optimum/commands/__init__.py", line 16, in <module>
+    from .env import EnvironmentCommand
+ModuleNotFoundError: No module named '{module}'
+"""
+
+
+def test_a_package_that_cannot_import_its_own_module_is_a_mixed_install():
+    assert _top_family(OWN_MODULE.format(module="optimum.commands.env")) == "version-skew"
+    # Another package's module missing is a missing dependency, not a mixed install of this one.
+    assert _top_family(OWN_MODULE.format(module="onnx.helper")) != "version-skew"
+
+
+EXTENSION_LOAD = """\
+Traceback (most recent call last):
+  File "neuroncc/driver/JobRegistry.py", line 25, in neuroncc.driver.JobRegistry.JobRegistry.__init__
+  File "/envs/inf/lib/python3.7/importlib/__init__.py", line 127, in import_module
+    return _bootstrap._gcd_import(name[level:], package, level)
+  File "<frozen importlib._bootstrap>", line 583, in module_from_spec
+  File "<frozen importlib._bootstrap_external>", line 1043, in create_module
+  File "<frozen importlib._bootstrap>", line 219, in _call_with_frames_removed
+{exception}: /envs/inf/lib/python3.7/site-packages/neuroncc/starfish/lib/libwalrus.so
+"""
+
+
+def test_an_extension_module_that_fails_to_load_is_version_skew():
+    assert _top_family(EXTENSION_LOAD.format(exception="ImportError")) == "version-skew"
+    assert _top_family(EXTENSION_LOAD.format(exception="MemoryError")) != "version-skew"

@@ -32,6 +32,7 @@ WILDCARD_CODE_CONFIDENCE = 0.62
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
 _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
+_MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
 _ASSERTION = compile_linear(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
 
@@ -167,11 +168,24 @@ class _Facts:
                 # Not a Python `assert` statement quoted under a traceback frame: that is source code.
                 lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])
                           and not text.lstrip().startswith("assert ")][:3]
+            elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
+                lines.append(line)
             elif structure == "cache_replay":
                 # Said of the cache, not a path that runs through it (`.../neuron-compile-cache/MODULE_...`).
                 lines += [n for n, text in self.failure_lines if "cache" in (prose := mask(text)) and "fail" in prose
                           and ("neff" in prose or "compil" in prose)][:3]
         return (lines, fields) if lines else None
+
+    def _own_module_missing(self) -> int | None:
+        """A package whose own code imports a module of its own name that is not there (`No module named
+        'optimum.commands.env'` raised in optimum/commands/__init__.py): parts of two releases of it are
+        installed, or a source checkout shadows the installed package."""
+        for traceback in self.log.tracebacks:
+            missing = _MISSING_MODULE.search(traceback.message or "") if traceback.exception == "ModuleNotFoundError" else None
+            importer = traceback.frames[-1].package_path if traceback.frames else ""
+            if missing and "." in missing.group(1) and importer.startswith(missing.group(1).split(".")[0] + "/"):
+                return traceback.end_line
+        return None
 
     def words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         groups = [[_word(w) for w in group] for group in rule.words]

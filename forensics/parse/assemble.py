@@ -28,8 +28,9 @@ from forensics.parse.gates import (
     timestamped_grammars,
 )
 from forensics.parse.grammars import flatten, parse
+from forensics.parse.messages import COMPILE_END
 from forensics.parse.normalise import GLUED_PROGRESS, MARKDOWN_BOLD, NRT_RECORD_START, strip_prefixes, unescaped, unfold_traceback
-from forensics.parse.state import CONTEXT_LINES, HANG_TAIL, MAX_SKELETONS, UNGATED_LINES, clean
+from forensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_SKELETONS, UNGATED_LINES, clean
 from forensics.parse.tracebacks import TracebackReader
 from forensics.records import ERROR_LEVELS, LogEvent, ParsedLog, ProcessOutcome, SourceLine
 
@@ -61,6 +62,7 @@ class _Assembler(BlockReader, TracebackReader):
             self.ice_field = None if self.ice_field != "Error message" else self.ice_field
             return
         self.last_text = number
+        self.tail.append((number, segment))
         # A Go frame's function call sits on the line between two path lines.
         if self.open_stack is not None and number > self.open_stack.end_line + (2 if self.open_stack.syntax == "go" else 1):
             self.open_stack = None
@@ -179,10 +181,33 @@ class _Assembler(BlockReader, TracebackReader):
         opened = [(line, _api_operation(api)) for api, line in self.open_apis.items()]
         if self.open_compile is not None:
             opened.append((self.open_compile, "compile"))
+        elif (progress := self._compiler_still_talking()) is not None:
+            opened.append((progress, "compile"))
         for line, operation in sorted(opened, reverse=True)[:1]:
             if line >= near_end and line > self.last_error:
                 self._add(self.log.outcomes, ProcessOutcome.model_construct(
                     line=line, kind="hang", text=f"the log ends inside {operation}", operation=operation))
+
+    def _compiler_still_talking(self) -> int | None:
+        """The line where the log stops in the compiler's own progress output (a compiler log record below
+        error level, neuron-cc's progress dots) with no end of the compile after it, although no line said
+        that a compile started: the compile had not finished where the log ends. A last line of a few
+        characters (`INFO:Ne`) is a paste cut mid-line: the line before it says where the log ends."""
+        tail = list(self.tail)
+        if len(tail) == 2 and len(tail[1][1].strip()) < CUT_LINE and " " not in tail[1][1].strip():
+            tail.pop()
+        if not tail:
+            return None
+        number, segment = tail[-1]
+        body = strip_prefixes(segment.strip())
+        if COMPILE_END.search(body):
+            return None
+        if set(body) == {"."}:
+            return number
+        tree = parse("compiler", body) if body[:1].isdigit() else None
+        shape, parts = flatten(tree) if tree is not None else ("", {})
+        below_error = shape in ("driver_line", "legacy_line") and parts.get("LEVEL", "").upper() not in ERROR_LEVELS
+        return number if below_error else None
 
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
         self._hangs()

@@ -27,10 +27,11 @@ _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F
 _LEGACY_NUMBER = re.compile(r"^'?\s*\((\d{1,19})\)")
 _PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 # A compile that starts and one that ends (either way): neuronx-cc, neuron-cc and the framework wrappers.
-_COMPILE_START = re.compile(
-    r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|neuronx?-cc\s+compile\b|start(?:ing)? compil)")
-_COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeeded|finished|complete|done|failed)|"
-                          r"successfully compiled|compile(?:d)? (?:time|in)\b|fail|error|\bPASS\b")
+# (torch-neuron's tracer counts the operators "(pre-compilation)" just before it starts the compiler.)
+_COMPILE_START = re.compile(r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|neuronx?-cc\s+compile\b|"
+                            r"start(?:ing)? compil)|\(pre-compilation\)")
+COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeeded|finished|complete|done|failed)|"
+                          r"successfully compiled|compile(?:d)? (?:time|in)\b|command returned|fail|error|\bPASS\b")
 
 
 class MessageReader(AssemblerState):
@@ -143,7 +144,7 @@ class MessageReader(AssemblerState):
 
     def _compile_progress(self, number: int, text: str) -> None:
         """Where a compile opens and closes, for telling a hang inside it from a log that stopped after it."""
-        if _COMPILE_END.search(text):
+        if COMPILE_END.search(text):
             self.open_compile = None
         elif _COMPILE_START.search(text):
             self.open_compile = number
