@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from forensics.fact_records import RECORD_KINDS, RecordKind
+from forensics.knowledge.order import Tier, check_tier, reject_priority
 from forensics.records import Component, Severity
 
 FieldType = Literal["str", "int", "float"]
@@ -32,7 +33,8 @@ def _compiles(pattern: str) -> str:
 
 
 class Match(Strict):
-    """How a signature is recognised. Any one condition is enough; `priority` breaks ties."""
+    """How a signature is recognised. Any one condition is enough; forensics/knowledge/order.py says which
+    of several signatures matching one line claims it."""
 
     codes: list[str] = Field(default_factory=list)  # coded diagnostics: NCC_IXLV002, TEN404, F134
     patterns: list[str] = Field(default_factory=list)  # regexes searched in each retained line
@@ -50,10 +52,13 @@ class Match(Strict):
     # False: a line its producer printed below error level (WARN, INFO) is not this failure, only the same
     # words (the OFI plugin warns about EFA on every single-node run; it fails only when it is an error).
     claims_warnings: bool = True
-    priority: int = 50  # higher wins when several signatures claim the same line
     envelope: bool = False  # a wrapper of a root cause ([F134], exit 70): ranked after specific findings
+    tier: Tier | None = None  # only where the tier derived from the conditions above is wrong
+    before: list[str] = Field(default_factory=list)  # ids this one claims ahead of, where specificity cannot say
 
     _check = field_validator("patterns")(lambda cls, v: [_compiles(p) for p in v])
+
+    _no_priority = model_validator(mode="before")(lambda cls, data: reject_priority(data))
 
     @field_validator("message")
     @classmethod
@@ -66,6 +71,7 @@ class Match(Strict):
             raise ValueError("needs at least one of codes, patterns, nrt_statuses, exit_codes")
         if self.templates and not self.resemblance:
             raise ValueError("templates are recognition by resemblance: drop them or resemblance = false")
+        check_tier(self)
         return self
 
 
