@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 from forensics.pipeline import analyze_text  # noqa: E402
 from forensics.diagnose.similar import MIN_LINE_TOKENS, CaseIndex, case_index, failure_site, site_text  # noqa: E402
 from forensics.ingest import text_lines  # noqa: E402
-from forensics.knowledge.schema import Case  # noqa: E402
+from forensics.knowledge.cases import Case  # noqa: E402
 from forensics.parse import assemble  # noqa: E402
 from forensics.knowledge import load_kb, tomllib  # noqa: E402
 from forensics.knowledge.wording import tokens  # noqa: E402

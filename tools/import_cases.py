@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 from forensics.diagnose.similar import failure_site, is_message  # noqa: E402
 from forensics.ingest import text_lines  # noqa: E402
 from forensics.knowledge import load_kb  # noqa: E402
-from forensics.knowledge.schema import Case  # noqa: E402
+from forensics.knowledge.cases import Case  # noqa: E402
 from forensics.masking import mask  # noqa: E402
 from forensics.parse import assemble  # noqa: E402
 from forensics.vocabulary import PRINTED_CODE, reads_as_failure  # noqa: E402

@@ -24,9 +24,8 @@ from pathlib import Path
 
 from forensics import __version__
 from forensics.knowledge import KnowledgeBase
-from forensics.knowledge.cases import CASES_DIR, case_files, cases_for
+from forensics.knowledge.cases import CASES_DIR, Case, case_files, cases_for
 from forensics.knowledge.disk_cache import is_private_file, private_dir, stamp
-from forensics.knowledge.schema import Case
 from forensics.knowledge.wording import ANCHOR_WEIGHT, tokens
 from forensics.records import ParsedLog, SimilarReport
 

@@ -5,16 +5,59 @@ Read when first needed, not on import: `explain` pays for it only when it looks 
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from forensics.errors import InputError
 from forensics.knowledge import KNOWLEDGE_DIR, KnowledgeBase, invalid
-from forensics.knowledge.schema import Case
+from forensics.knowledge.schema import Strict
 
 CASES_DIR = KNOWLEDGE_DIR / "cases"
+
+
+class Case(Strict):
+    """One public issue thread about a Neuron failure (forensics/knowledge/cases/*.jsonl, one per line).
+
+    The thread's own paste is not stored: `templates` are its error lines masked by the project's own
+    masking (forensics/masking.py), which is what matching needs. `answer` and `workaround` are what the
+    maintainers (or the thread's resolution) said, written in the project's own words."""
+
+    repo: str
+    number: int
+    url: str
+    title: str
+    state: Literal["open", "closed"] | None = None
+    opened: str | None = None  # YYYY-MM-DD
+    closed: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    instance: str | None = None
+    component: str
+    family: str
+    signature: str | None = None
+    codes: list[str] = Field(default_factory=list)
+    templates: list[str]
+    # Where the error was raised (diagnose/similar.py failure_site): the deepest frames as paths inside their
+    # packages with the function, and the exception class. Structure, not the paste's text.
+    frames: list[str] = Field(default_factory=list)
+    exception: str | None = None
+    answer: str | None = None
+    workaround: str | None = None
+    fixed_in: str | None = None
+    maintainer_answered: bool = False
+
+    @model_validator(mode="after")
+    def _github_thread(self) -> "Case":
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", self.repo):
+            raise ValueError(f"repo {self.repo!r} is not owner/name")
+        if not re.fullmatch(rf"https://github\.com/{re.escape(self.repo)}/(?:issues|pull)/{self.number}", self.url):
+            raise ValueError(f"url {self.url!r} is not issue or pull request {self.number} of {self.repo}")
+        if not self.templates:
+            raise ValueError("a case needs at least one message template to be matched by")
+        return self
 
 
 def case_files(folder: Path) -> list[Path]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from forensics.knowledge.schema import Case
+from forensics.knowledge.cases import Case
 
 
 def select(cases: Sequence[Case], *, text: str | None = None, code: str | None = None, family: str | None = None,
