@@ -8,6 +8,7 @@ import re
 import pytest
 from pydantic import ValidationError
 
+from forensics.pipeline import analyze_text
 from forensics.errors import InputError
 from forensics.knowledge import BUILTIN_DIR, build, builtin_kb
 from forensics.knowledge.order import TIERS, derived_tier, required_literals, specificity, tier_of
@@ -130,3 +131,25 @@ def test_before_must_name_a_loaded_signature_and_not_go_round_in_a_circle():
         build(circle, families={})
     with pytest.raises(InputError, match="circle: a -> a"):
         build([signature("a", patterns=["x"], before=["a"])], families={})
+
+
+WRAPPED_BIR = """\
+2025-03-26T03:43:31Z ERROR 42759 [neuronxcc.driver.CommandDriver]: ***************************************************************
+2025-03-26T03:43:31Z ERROR 42759 [neuronxcc.driver.CommandDriver]:  An Internal Compiler Error has occurred
+2025-03-26T03:43:31Z ERROR 42759 [neuronxcc.driver.CommandDriver]: ***************************************************************
+[NLA001]  Unhandled exception with message: === BIR error ===
+Reason: Access pattern out of bound.
+Instruction: I-6012-337-accel_sg0000
+Opcode: Memset
+Access Pattern: [[231,27],[1,460]]
+Offset: 0
+Memory Location: {bias_memset.719}@SB<0,0>(128x2)
+"""
+
+
+def test_a_wrapper_code_gives_way_to_the_signature_of_what_it_wraps():
+    # NLA001 is the backend's catch-all for an exception it has no code for: the wrapped BIR block says what failed.
+    findings = analyze_text(WRAPPED_BIR).findings
+    assert findings[0].signature == "bir-verification-access-pattern-out-of-bound"
+    assert analyze_text("[NLA001]  Unhandled exception with message: Unsupported free dims\n").findings[0].signature \
+        == "ncc-inla001-unhandled-exception"

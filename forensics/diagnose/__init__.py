@@ -231,16 +231,19 @@ def _undetermined(finding: Finding) -> bool:
 
 
 def _fold_envelopes(findings: list[Finding]) -> list[Finding]:
-    """An envelope (a wrapper's exit status or "compilation failed") is one line under the failure it wraps."""
+    """An envelope (a wrapper's exit status or "compilation failed") is one line under the failure it wraps.
+    Wrappers around a cause nothing recognises fold into the first of them, the one nearest the cause
+    (`[NLA001] Unhandled exception` inside neuronx-cc's exit 70 inside "compilation failed")."""
     roots = [f for f in findings if not f.envelope and f.tier != "generic"]
-    if not roots:
+    envelopes = [f for f in findings if f.envelope]
+    if not roots and len(envelopes) < 2:
         return findings
-    primary = roots[0]
-    for envelope in (f for f in findings if f.envelope):
+    primary = roots[0] if roots else envelopes.pop(0)
+    for envelope in envelopes:
         line = envelope.evidence[0].line if envelope.evidence else None
         code = f"[{envelope.code}] " if envelope.code else ""
         primary.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{envelope.title}", note=envelope.signature))
-    return [f for f in findings if not f.envelope]
+    return [f for f in findings if f is primary or not f.envelope]
 
 
 def _fields(signature: Signature, claim: Claim, input_matches: list[dict[str, str | None] | None]) -> dict[str, object]:
