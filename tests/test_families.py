@@ -253,6 +253,9 @@ def test_the_model_library_family_gives_way_to_what_failed_through_its_frames():
     # The compiler's log names the component that failed, whatever the message says.
     ("03/01/2023 01:28:13 PM ERROR 59059 [Tensorizer]: Transformation error on operator: _dot.1235", "compiler-tensorizer"),
     ("03/01/2023 01:28:13 PM ERROR 59059 [Codegen]: unexpected state while lowering", "compiler-codegen"),
+    ("TypeError: Can't instantiate abstract class NeuronWorker with abstract method execute_worker", "model-library-error"),
+    ("AttributeError: Neuron executable (neff) is empty. Please check neuron-cc is installed", "framework-compile-failure"),
+    ("ClientError: CompilationError: Unable to compile model for ml_inf1", "framework-compile-failure"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -268,6 +271,8 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "ERROR: Failed command /usr/bin/make install",  # a failed command that is not a compiler stage
     "Unsupported dtype f64 - Please open a support ticket at https://github.com/aws-neuron/aws-neuron-sdk/issues/new",
     "03/01/2023 01:28:13 PM INFO 59059 [Tensorizer]: Finished pass TransformationCleanup",  # not an error record
+    # vLLM's start-up warning names the Neuron worker, and no exception was raised.
+    "WARNING 11-26 10:00:06 [utils.py:2262] Methods add_lora not implemented in <vllm.worker.neuron_worker.NeuronWorker>",
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
