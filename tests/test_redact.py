@@ -219,3 +219,11 @@ def test_real_logs_keep_codes_barriers_shapes_and_versions(path):
     addresses = {address for pair in _ADDRESS.findall(text) for address in pair if address}
     lost = [t for t in _TOKENS.findall(text) if t not in kept and t not in addresses]
     assert not lost, f"redaction removed {lost[:5]}"
+
+
+@pytest.mark.parametrize("after", [",", ")", "]", "}", ">", "&next=1", "| grep x", ""])
+def test_a_provider_token_ends_where_a_log_ends_it(after):
+    # gitleaks' rules end a token at a quote, whitespace or `;` (source code); a log also prints one in a repr,
+    # a dict or a query string.
+    token = "SG." + "cDCpa9ie54vBAVXrybKNft.BNQCNWuLKC6KRh25UdrVy0ZpVF8wkayIdM6zZFhumdyQ"[:66]
+    assert token not in Redactor().redact(f"mail_key=({token}{after}")

@@ -9,11 +9,12 @@ signatures never share a line.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.order import code_key
-from forensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, tokens
+from forensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, template_tokens, tokens
 from forensics.knowledge.schema import Signature
 from forensics.records import Diagnostic, ParsedLog, SourceLine
 from forensics.vocabulary import reads_as_failure
@@ -87,14 +88,17 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
     The input's last line may be cut short (a paste that stops mid-line): it is compared with each
     template's head too."""
     templated = templates_of(kb)
+    holders = _template_holders(templated)
     failure_lines = [i for i, line in enumerate(retained) if reads_as_failure(line.text)][-TEMPLATE_LINES:]
     claims = []
     for index in failure_lines:
         end_line, text = _block(retained, index)
         line_tokens = tokens(text)
-        score_of = cut_resemblance if end_line == last_line else resemblance
+        cut = end_line == last_line
+        score_of = cut_resemblance if cut else resemblance
+        candidates = range(len(templated)) if cut else sorted({n for t in line_tokens for n in holders.get(t, ())})
         best: tuple[float, tuple[int, ...], Signature] | None = None
-        for signature, templates in templated:
+        for signature, templates in (templated[n] for n in candidates):
             score = max(max(resemblance(t, line_tokens), score_of(t, line_tokens)) for t in templates)
             if score < THRESHOLD:
                 continue
@@ -105,6 +109,27 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
         if best is not None:
             claims.append(Claim(best[2], retained[index].line, end_line, text, how="template", resemblance=best[0]))
     return claims
+
+
+def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, set[int]]:
+    """token -> the signatures (by position) a line with that token may resemble. A template is held by its
+    heaviest tokens until they weigh more than (1 - THRESHOLD) of it: a line with none of them shows less than
+    THRESHOLD of the template, so only the signatures holding one of a line's tokens are scored (a log with
+    thousands of error lines is not compared with every template)."""
+    # Of equally heavy tokens the rarest go first: "failed" would make every line with it a candidate.
+    frequency = Counter(token for _, templates in templated for t in templates for token, _ in template_tokens(t))
+    holders: dict[str, set[int]] = {}
+    for number, (_, templates) in enumerate(templated):
+        for template in templates:
+            wanted = sorted(template_tokens(template), key=lambda token_weight: (-token_weight[1], frequency[token_weight[0]]))
+            total = sum(weight for _, weight in wanted)
+            covered = 0.0
+            for token, weight in wanted:
+                holders.setdefault(token, set()).add(number)
+                covered += weight
+                if covered > (1 - THRESHOLD) * total:
+                    break
+    return holders
 
 
 def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:

@@ -20,6 +20,13 @@ GITLEAKS_RULES = Path(__file__).parent.parent / "redaction" / "gitleaks.json"
 _SUPERSEDED = {"private-key"}
 
 
+# gitleaks ends most tokens at a quote, whitespace or `;`, as source code does; a log also prints a token
+# before `,` `)` `]` `}` `>` `&` `|` (a Python repr, a dict, a query string, a shell pipe), and the token
+# must end there too (bench/fuzz.py found `SG.<key>, ...` surviving).
+_CODE_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+_LOG_END = r"""(?:[\x60'"\s;,)\]}>&|]|\\[nr]|$)"""
+
+
 def _gitleaks_rule(entry: dict) -> Rule:
     allowlists = []
     for allow in entry.get("allowlists", ()):
@@ -30,9 +37,9 @@ def _gitleaks_rule(entry: dict) -> Rule:
             "stopwords": tuple(w.lower() for w in allow.get("stopwords", ())),
         })  # fmt: skip
     return Rule(
-        entry["id"], entry["regex"], cue=tuple(k.lower() for k in entry["keywords"]), gitleaks=True, wraps=True,
-        python_pattern=entry["python"], secret_group=entry.get("secretGroup", 0), entropy=entry.get("entropy", 0.0),
-        allowlists=tuple(allowlists),
+        entry["id"], entry["regex"].replace(_CODE_END, _LOG_END), cue=tuple(k.lower() for k in entry["keywords"]),
+        gitleaks=True, wraps=True, python_pattern=entry["python"].replace(_CODE_END, _LOG_END),
+        secret_group=entry.get("secretGroup", 0), entropy=entry.get("entropy", 0.0), allowlists=tuple(allowlists),
     )  # fmt: skip
 
 
