@@ -7,10 +7,11 @@ unlike pickle, loading it calls nothing.
 They used to come from lark's own cache (`cache=True`), which pickles the tables into the shared temp
 folder and unpickles whatever file sits at that predictable name: another user of the machine could plant
 code that runs on the next `explain`. These tables ship inside the package like its source. Each entry
-records the sha256 of its grammar and the lark version that built it; forensics/parse/grammars.py builds
-a grammar at start-up instead when either differs (an edited grammar, another lark). Run this after
-changing a grammar; tests/test_caches.py fails while the file is stale. (The output is not byte-stable:
-lark numbers states in object order. The check is whether each grammar's entry is current.)
+records the sha256 of its grammar (with grammars/shared/, which it may import) and the lark version that
+built it; forensics/parse/grammars.py builds a grammar at start-up instead when either differs (an edited
+grammar, another lark). Run this after changing a grammar; tests/test_caches.py fails while the file is
+stale. (The output is not byte-stable: lark numbers states in object order. The check is whether each
+grammar's entry is current.)
 
     python tools/build_parse_tables.py            # rewrite the file
     python tools/build_parse_tables.py --check    # exit 1 if a grammar's tables are stale
@@ -41,8 +42,19 @@ def render() -> bytes:
     for path in sorted(grammars.grammar_dir().glob("*.lark")):
         text = path.read_text(encoding="utf-8")
         data, memo = grammars.build(path.stem, text).memo_serialize([TerminalDef, Rule])
+        data["options"]["import_paths"] = []  # where this checkout keeps grammars/ is no part of the tables
         tables[path.stem] = {"sha256": grammars.digest(text), "lark": lark.__version__, "data": data, "memo": memo}
-    return zlib.compress(marshal.dumps(tables, 4), 9)
+    return zlib.compress(marshal.dumps(plain(tables), 4), 9)
+
+
+def plain(value):
+    """`value` in exact built-in types, which is all marshal takes: lark names an imported terminal with a
+    Token, a str subclass."""
+    if isinstance(value, dict):
+        return {plain(key): plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(item) for item in value)
+    return str(value) if isinstance(value, str) else value
 
 
 def stale() -> list[str]:

@@ -1,7 +1,8 @@
 """Load the lark grammars (grammars/*.lark) once per process.
 
 The grammars ship inside the wheel as forensics/grammars; in a source checkout they sit at the top of the
-repository. Parsers are LALR with the contextual lexer: linear time, so a 1 GB log stays practical.
+repository. Parsers are LALR with the contextual lexer: linear time, so a 1 GB log stays practical. The
+terminals several grammars spell alike live once in grammars/shared/ and are taken with `%import shared.X`.
 
 Their tables are built ahead by tools/build_parse_tables.py into forensics/parse/tables.bin (zlib of
 marshal of plain dicts, lists and strings: loading it builds data and runs nothing) and loaded in ~12 ms
@@ -36,13 +37,20 @@ _START_RULES = {"messages": ["diagnostic", "exit_status", "nrt_status", "env_set
                                  "outcome", "api_call"]}
 
 
+@cache
+def _shared_text() -> str:
+    return "".join(path.read_text(encoding="utf-8") for path in sorted((grammar_dir() / "shared").glob("*.lark")))
+
+
 def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The stamp of a grammar's tables: its text and the shared terminals it may import."""
+    return hashlib.sha256((text + _shared_text()).encode("utf-8")).hexdigest()
 
 
 def build(name: str, text: str) -> Lark:
     """The parser of grammar `name`, built from its text (the LALR construction)."""
-    return Lark(text, parser="lalr", lexer="contextual", start=_START_RULES.get(name, "start"))
+    return Lark(text, parser="lalr", lexer="contextual", start=_START_RULES.get(name, "start"),
+                import_paths=[str(grammar_dir())])
 
 
 TABLES_FILE = Path(__file__).with_name("tables.bin")
