@@ -7,13 +7,16 @@ members after its hostile part.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tarfile
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import assert_clean_error, cli
+from conftest import NFORENSICS, REPO, assert_clean_error, cli
 from fakes.neff import neff_bytes, standard_members, write_neff
 from fakes.neff_hostile import gzip_bomb, plain_tar, symlink_members, with_extended_header
 from forensics.artifacts import neff, neff_extract
@@ -132,3 +135,44 @@ def test_no_folder_is_created_through_a_link_that_leads_out(tmp_path):
     with pytest.raises(InputError, match="resolves outside"):
         neff_extract._folder(root.resolve(), ["z", "escaped"], create=True)
     assert not (tmp_path / "escaped").exists()
+
+
+# ---------------------------------------------------------------- 5. memory, class by class
+
+# Bytes of peak RSS a hostile NEFF may cost over a plain one: the JSON kept (64 MiB of text at most) plus one
+# big member parsed at a time (parsed JSON takes about ten times its text). Three 12 MiB subgraph
+# definitions cost 418 MiB over a plain NEFF while every parsed member was held to the end.
+MEMORY_OVER_PLAIN = 256 * 2**20
+
+
+def peak_rss(path: Path) -> int:
+    """Peak resident memory, in bytes, of `nforensics neff PATH` in a fresh interpreter."""
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], capture_output=True); "
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    result = subprocess.run([sys.executable, "-c", probe, *NFORENSICS, "neff", str(path)], capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120, check=True)
+    return int(result.stdout) * 1024  # Linux reports kilobytes
+
+
+def test_no_hostile_neff_costs_more_memory_than_a_bound_over_a_plain_one(tmp_path):
+    plain = peak_rss(write_neff(tmp_path, "plain.neff"))
+    big_json = {**standard_members(), "kelf-0.json": b'{"graphs": [' + b'{"name": "sg", "x": [0, 0, 0, 0]},' * 400_000
+                + b'{"name": "sg00", "definition": "sg00/def.json"}], "target": "cayman"}'}  # about 14 MiB parsed
+    subgraphs = ("sg00", "sg01", "sg02")
+    big_definitions = {**standard_members(subgraphs=subgraphs), **{
+        f"{name}/def.json": b'{"instructions": [' + b'{"op": "x", "a": [0, 0, 0, 0]},' * 430_000 + b'{"op": "y"}]}'
+        for name in subgraphs}}  # about 12 MiB each
+    for folder in ("long-name", "bomb"):
+        (tmp_path / folder).mkdir()
+    hostile = {
+        "GNU long name of 1 GiB": hostile_neff(tmp_path / "long-name", with_extended_header(
+            tarfile.GNUTYPE_LONGNAME, b"a" * 4096, declared=2**30)),
+        "gzip bomb of 1 GiB": hostile_neff(tmp_path / "bomb", gzip_bomb()),
+        "JSON members past the total kept": write_neff(tmp_path, "many.neff", members={
+            **standard_members(), **{f"extra{i}.json": b"[" + b"0," * (15 * 2**19 - 1) + b"0]" for i in range(5)}}),
+        "a 14 MiB kelf file parsed": write_neff(tmp_path, "kelf.neff", members=big_json),
+        "three 12 MiB subgraph definitions parsed": write_neff(tmp_path, "definitions.neff", members=big_definitions),
+    }
+    over = {name: peak_rss(path) - plain for name, path in hostile.items()}
+    print({n: f"{c / 2**20:.0f} MiB" for n, c in over.items()}, f"over a plain NEFF's {plain / 2**20:.0f} MiB")
+    assert all(cost < MEMORY_OVER_PLAIN for cost in over.values()), {n: f"{c / 2**20:.0f} MiB" for n, c in over.items()}

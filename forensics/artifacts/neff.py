@@ -135,23 +135,28 @@ class _Documents:
         self._raw, self._warnings = raw, warnings
         self._parsed: dict[str, Any] = {}
 
-    def get(self, name: str) -> dict[str, Any]:
+    def get(self, name: str, keep: bool = True) -> dict[str, Any]:
+        """The member parsed. `keep=False` for the big per-subgraph members read once (def.json, an engine's
+        json): parsed JSON takes about ten times its text, so only one of them is held at a time."""
         name = posixpath.normpath(name)
-        if name not in self._parsed:
-            value: Any = {}
-            if name in self._raw:
-                try:
-                    value = json.loads(self._raw[name])
-                except (ValueError, RecursionError):  # RecursionError: hostile nesting
-                    self._warnings.append(f"member {name!r} is not valid JSON")
-            self._parsed[name] = value if isinstance(value, dict) else {}
-        return self._parsed[name]
+        if name in self._parsed:
+            return self._parsed[name]
+        value: Any = {}
+        if name in self._raw:
+            try:
+                value = json.loads(self._raw[name])
+            except (ValueError, RecursionError):  # RecursionError: hostile nesting
+                self._warnings.append(f"member {name!r} is not valid JSON")
+        document = value if isinstance(value, dict) else {}
+        if keep:
+            self._parsed[name] = document
+        return document
 
 
 def _subgraph(graph: dict[str, Any], documents: _Documents, sizes: dict[str, int]) -> SubgraphFacts:
     definition = _str(graph.get("definition")) or f"{graph.get('name')}/def.json"
     folder = posixpath.dirname(definition)
-    spec = documents.get(definition)
+    spec = documents.get(definition, keep=False)
     facts = SubgraphFacts(
         definition=definition,
         neff_features=[str(f) for f in _list(spec.get("neff_features"))],
@@ -178,7 +183,7 @@ def _subgraph(graph: dict[str, Any], documents: _Documents, sizes: dict[str, int
     for key, engine_json in spec.items():
         if not (isinstance(engine_json, str) and engine_json.endswith(".json") and f"{key}_instr" in spec):
             continue
-        engine = documents.get(posixpath.join(folder, engine_json))
+        engine = documents.get(posixpath.join(folder, engine_json), keep=False)
         instr = _str(spec.get(f"{key}_instr"))
         stream_bytes = sizes.get(posixpath.normpath(posixpath.join(folder, instr))) if instr else None
         facts.engines[engine_json[: -len(".json")]] = EngineStream(
