@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from forensics import __version__
+from forensics.diagnose.families import DEEPEST_FRAMES
 from forensics.knowledge import KnowledgeBase
 from forensics.knowledge.cases import CASES_DIR, Case, case_files, cases_for
 from forensics.knowledge.disk_cache import is_private_file, private_dir, stamp
@@ -131,18 +132,15 @@ _FURNITURE = re.compile(r"Traceback \(most recent call last\)|To enable tracebac
                         r"(?:^|\s)(?:INFO|DEBUG)(?:\s|:|$)|^\W*$")
 
 
-SITE_FRAMES = 3  # the deepest frames of a traceback that say where it was raised
-
-
 def failure_site(log: ParsedLog) -> tuple[list[str], str | None]:
     """Where the log's failure was raised: the deepest frames of its last Python traceback (or the top of
     its last native stack) as `package/path.py:function`, and the exception. A KeyError says little; a
     KeyError raised in `neuronx_distributed_inference/models/model_wrapper.py` places it."""
     traceback = next((t for t in reversed(log.tracebacks) if t.frames or t.exception), None)
     if traceback is not None:
-        frames = traceback.frames[-SITE_FRAMES:]
+        frames = traceback.frames[-DEEPEST_FRAMES:]
     else:
-        frames = log.stacks[-1].frames[:SITE_FRAMES] if log.stacks else []
+        frames = log.stacks[-1].frames[:DEEPEST_FRAMES] if log.stacks else []
     return ([f"{f.package_path}:{f.function}" if f.function else f.package_path for f in frames],
             traceback.exception if traceback is not None else None)
 
