@@ -3,8 +3,11 @@
 Validating the catalogue's signature files compiles hundreds of regular expressions, and scanning every
 installed distribution for signature-pack entry points takes a few hundred milliseconds; a process that
 starts for one `explain` cannot afford either each time. Each result is keyed by the nforensics version and
-a stamp of its inputs (file names, sizes, mtimes), so any change recomputes it. It is an optimisation
-only: an unreadable or unwritable cache is ignored, silently.
+a stamp of its inputs (file names, sizes, mtimes), so any change recomputes it; writing a new file prunes
+the files no run has used for a week. It is an optimisation only: an unreadable or unwritable cache is ignored,
+silently. The folder is NFORENSICS_CACHE_DIR when set, else the user's cache folder or, when that cannot
+be had (a read-only home), a folder of the user's own in the temp folder; with neither, the results stay in
+memory for the process.
 
 A cache on a shared machine (a self-hosted CI runner, a login node) is an attack surface, so:
 - the folder is private: created 0700, and used only when it is a real folder (not a symlink) owned by
@@ -23,6 +26,7 @@ import json
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -34,9 +38,12 @@ T = TypeVar("T")
 FORMAT = "json-1"  # part of every key: a change of encoding never reads an older file
 _OWNER_ONLY = 0o700
 _MAX_BYTES = 64 * 1024 * 1024  # a cache file larger than this is not ours to read
+STALE_AFTER = 7 * 24 * 3600  # a cache file unused this long is removed when the next one is written
+_LEFTOVER_SECONDS = 3600  # a temporary file this old belongs to no run still writing it
 
 
 def cache_dir() -> Path:
+    """Where the cache lives when it can: NFORENSICS_CACHE_DIR, else $XDG_CACHE_HOME or ~/.cache."""
     explicit = os.environ.get("NFORENSICS_CACHE_DIR")
     if explicit:
         return Path(explicit)
@@ -44,37 +51,59 @@ def cache_dir() -> Path:
     return Path(base) / "nforensics"
 
 
+def _candidates() -> list[Path]:
+    """The cache folder, then (unless NFORENSICS_CACHE_DIR chose one) a folder of this user's own in the temp
+    folder, for a read-only home: a CI container, a locked-down login node."""
+    if os.environ.get("NFORENSICS_CACHE_DIR"):
+        return [cache_dir()]
+    if not hasattr(os, "getuid"):
+        return [cache_dir()]
+    return [cache_dir(), Path(os.environ.get("TMPDIR") or "/tmp") / f"nforensics-{os.getuid()}"]
+
+
 def _mine(info: os.stat_result) -> bool:
     return not hasattr(os, "getuid") or info.st_uid == os.getuid()
 
 
-def private_dir() -> Path | None:
-    """The cache folder, made private to this user, or None when it cannot be had safely."""
-    path = cache_dir()
+def _usable(path: Path) -> bool:
+    """`path` is (or is made) a real folder of this user that nobody else can write to."""
     try:
         path.mkdir(mode=_OWNER_ONLY, parents=True, exist_ok=True)
         info = os.lstat(path)
     except (OSError, ValueError):
-        return None
+        return False
     if not stat.S_ISDIR(info.st_mode) or not _mine(info):
-        return None  # a symlink (even to a folder of ours) or another user's folder
+        return False  # a symlink (even to a folder of ours) or another user's folder
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return None  # others could have planted files in it: nothing in it is trusted
+        return False  # others could have planted files in it: nothing in it is trusted
     if info.st_mode & 0o077:
         try:  # readable by others only (0755, as earlier versions created it): tighten, the content is ours
             os.chmod(path, _OWNER_ONLY)
         except OSError:
-            return None
-    return path
+            pass  # a read-only file system: still ours alone to write, so still trusted
+    return True
+
+
+def private_dir() -> Path | None:
+    """The cache folder, private to this user: the first candidate we can write to, else the first we can
+    only read (a cache shipped on a read-only image), else None: then nothing is read or kept on disk."""
+    readable = None
+    for path in _candidates():
+        if _usable(path):
+            if os.access(path, os.W_OK):
+                return path
+            readable = readable or path
+    return readable
 
 
 def stamp(paths: Iterable[Path]) -> list[str]:
     """What identifies the state of these files or folders: name, size and mtime (missing ones too)."""
     parts = []
     for path in paths:
+        name = os.path.abspath(path)  # not resolve(): a realpath per file costs more than the rest of the stamp
         try:
-            info = path.stat()
-            parts.append(f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}")
+            info = os.stat(name)
+            parts.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
         except OSError:
             parts.append(f"{path}:missing")
     return parts
@@ -126,8 +155,34 @@ def _encode(value: Any) -> Any:
     raise _Unsupported(type(value).__name__)
 
 
+def _builder(model: Any) -> Callable[[dict[str, Any], set[str]], Any]:
+    """How to rebuild an instance of `model` from a cache file, without validation: the file is this user's
+    own, written from validated models. A file holds every field, so the fields become the instance's
+    __dict__ as model_construct would make it, without its per-field alias and default lookups (those took
+    a third of the catalogue's load time)."""
+    names = model.model_fields.keys()
+
+    def construct(fields: dict[str, Any], fields_set: set[str]) -> Any:
+        return model.model_construct(_fields_set=fields_set, **fields)
+
+    if model.__pydantic_post_init__ or model.__pydantic_root_model__ or model.model_config.get("extra") == "allow":
+        return construct
+
+    def build(fields: dict[str, Any], fields_set: set[str]) -> Any:
+        if fields.keys() != names:
+            return construct(fields, fields_set)
+        instance = model.__new__(model)
+        object.__setattr__(instance, "__dict__", fields)
+        object.__setattr__(instance, "__pydantic_fields_set__", fields_set)
+        object.__setattr__(instance, "__pydantic_extra__", None)
+        object.__setattr__(instance, "__pydantic_private__", None)
+        return instance
+
+    return build
+
+
 def _decoder() -> Callable[[dict[str, Any]], Any]:
-    models = _models()
+    builders = {name: _builder(model) for name, model in _models().items()}
 
     def hook(obj: dict[str, Any]) -> Any:
         if len(obj) == 1:
@@ -139,11 +194,10 @@ def _decoder() -> Callable[[dict[str, Any]], Any]:
             if tag in _TIMES:
                 return cast(Any, _TIMES[tag]).fromisoformat(payload)
         elif obj.keys() == {_MODEL, "fields", "set"}:
-            model: Any = models.get(obj[_MODEL])
-            if model is None:
+            build = builders.get(obj[_MODEL])
+            if build is None:
                 raise _Unsupported(f"model {obj[_MODEL]!r}")
-            # Built without validation: the file is this user's own, written from validated models.
-            return model.model_construct(_fields_set=set(obj["set"]), **obj["fields"])
+            return build(obj["fields"], set(obj["set"]))
         return obj
 
     return hook
@@ -195,20 +249,59 @@ def _write(folder: Path, target: Path, value: Any) -> None:
         raise
 
 
+def prune(folder: Path) -> None:
+    """Remove what no run reads any more: files of this cache not used for STALE_AFTER (an older catalogue
+    or install, a deleted checkout: a hit refreshes a file's time), and temporary files a killed run left
+    behind. Only this user's own regular files are touched."""
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        leftover = entry.name.startswith(".") or entry.name.endswith(".partial")
+        if _private(info) and now - info.st_mtime > (_LEFTOVER_SECONDS if leftover else STALE_AFTER):
+            _unlink(entry.path)
+
+
+def _touch(path: Path) -> None:
+    """Mark a cache file as used, so that pruning keeps it however long ago it was written."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # a read-only cache folder: nothing is pruned there either
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass  # gone already, or a read-only folder
+
+
 def remember(kind: str, inputs: list[str], compute: Callable[[], T]) -> T:
-    """`compute()`, or its earlier result when `inputs` (a stamp) are unchanged."""
+    """`compute()`, or its earlier result when `inputs` (a stamp) are unchanged. With no cache folder to read
+    or write, it is computed (callers keep it for the rest of the process)."""
     folder = private_dir()
     if folder is None:
         return compute()
     key = hashlib.sha256("\0".join([__version__, FORMAT, kind, *inputs]).encode()).hexdigest()[:24]
     target = folder / f"{kind}-{key}.json"
     try:
-        return _read(target)
+        result = _read(target)
     except (OSError, ValueError, TypeError, RecursionError, _Unsupported):
         pass  # missing, planted, truncated or from another layout: compute it again
+    else:
+        _touch(target)
+        return result
     result = compute()
     try:
         _write(folder, target, result)
     except (OSError, ValueError, TypeError, RecursionError, _Unsupported):
-        pass
+        return result  # a read-only cache folder: nothing to tidy either
+    prune(folder)
     return result
