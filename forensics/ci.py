@@ -8,16 +8,15 @@ command chooses (stdout for `explain`; stderr for `run`, whose stdout belongs to
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from forensics.errors import InputError
 from forensics.records import Analysis
 
 if TYPE_CHECKING:
-    from forensics.pipeline import Artifacts
     from forensics.redact import Redactor
 from forensics.render import RENDERERS, render
 
@@ -39,42 +38,6 @@ def parse_formats(specs: list[str]) -> list[FormatRequest]:
             raise InputError(f"--format {spec}: give a file name after '=' or leave '=' out for standard output")
         requests.append(FormatRequest(name, file or None))
     return requests
-
-
-def _folder_files(folder: Path, pattern: str) -> Iterator[Path]:
-    """Files under `folder` matching `pattern`, recursively, sorted, skipping hidden files and folders."""
-    for path in sorted(folder.rglob(pattern)):
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts):
-            yield path
-
-
-def analyze_inputs(specs: list[str], pattern: str = "*", kb_dirs: Sequence[Path | str] = (),
-                   artifacts: Artifacts | None = None) -> tuple[list[Analysis], list[str]]:
-    """Analyses of the named files, of every file in the named folders, and of stdin for `-`.
-
-    A file named on the command line that cannot be read is an input error. A file found inside a folder
-    that cannot be read (a NEFF next to the logs, say) is skipped and reported in the second list, so one
-    stray binary does not hide the failures in the other logs. `kb_dirs` are extra signature packs (--kb).
-    """
-    from forensics.pipeline import analyze_path
-
-    if specs.count("-") > 1:
-        raise InputError("standard input ('-') can be read only once")
-    analyses, skipped = [], []
-    for spec in specs:
-        folder = Path(spec)
-        if spec == "-" or not folder.is_dir():
-            analyses.append(analyze_path(spec, kb_dirs=kb_dirs, artifacts=artifacts))
-            continue
-        files = list(_folder_files(folder, pattern))
-        if not files:
-            raise InputError(f"{spec}: no files matching {pattern!r} in this folder")
-        for path in files:
-            try:
-                analyses.append(analyze_path(str(path), kb_dirs=kb_dirs, artifacts=artifacts))
-            except InputError as exc:
-                skipped.append(str(exc))
-    return analyses, skipped
 
 
 def render_to(analyses: list[Analysis], request: FormatRequest, env: Mapping[str, str], color: bool = False) -> str:
@@ -105,25 +68,27 @@ def write_file(file: str | Path, text: str, *, append: bool = False) -> None:
             raise InputError(f"cannot write {file}: {exc.strerror or exc}") from None
 
 
+def redact_analysis(analysis: Analysis, redactor: Redactor) -> dict:
+    """The analysis as JSON data with every string read from the log redacted, for CI output: annotations,
+    job summaries, SARIF and PR comments are often public. An input path the user named stays as it is (CI
+    systems point at it); a `<run: ...>` command line or `<stdin>` is redacted too."""
+    for finding in analysis.findings:  # a secret wrapped across two evidence lines, learned whole
+        lines = sorted((e.line, e.text) for e in finding.evidence if e.line)
+        for (first, text), (second, following) in zip(lines, lines[1:], strict=False):
+            if second == first + 1:
+                redactor.redact(f"{text}\n{following}")
+    data = redactor.redact_tree(analysis.model_dump(mode="json"))
+    if Path(analysis.source).is_file():
+        data["source"] = analysis.source
+    return data
+
+
 def redact_analyses(analyses: Sequence[Analysis], redactor: Redactor | None = None) -> list[Analysis]:
-    """The analyses with every string read from the log redacted (the report's redactor), for CI output:
-    annotations, job summaries, SARIF and PR comments are often public. An input path the user named
-    stays as it is (CI systems point at it); a `<run: ...>` command line or `<stdin>` is redacted too."""
+    """The analyses redacted by one redactor (the report's): the same secret, the same placeholder."""
     from forensics.redact import Redactor
 
     redactor = redactor or Redactor()
-    redacted = []
-    for analysis in analyses:
-        for finding in analysis.findings:  # a secret wrapped across two evidence lines, learned whole
-            lines = sorted((e.line, e.text) for e in finding.evidence if e.line)
-            for (first, text), (second, following) in zip(lines, lines[1:], strict=False):
-                if second == first + 1:
-                    redactor.redact(f"{text}\n{following}")
-        data = redactor.redact_tree(analysis.model_dump(mode="json"))
-        if Path(analysis.source).is_file():
-            data["source"] = analysis.source
-        redacted.append(Analysis.model_validate(data))
-    return redacted
+    return [Analysis.model_validate(redact_analysis(analysis, redactor)) for analysis in analyses]
 
 
 def write_outputs(
@@ -136,16 +101,74 @@ def write_outputs(
     """Write each requested format; log text is redacted unless `redact` is False (`--no-redact`)."""
     if redact and requests:
         analyses = redact_analyses(analyses)
-    for request in requests:
-        color = request.name == "text" and not request.file and stream.isatty()
-        text = render_to(analyses, request, env, color)
-        if request.file:
-            write_file(request.file, text)
-        else:
-            stream.write(text)
-            stream.flush()
+    stream_outputs(analyses, requests, stream, env)
+
+
+_STREAMED = ("json", "text")  # formats written as each analysis arrives; the others need every analysis
+
+
+def stream_outputs(analyses: Iterable[Analysis], requests: list[FormatRequest], stream: TextIO,
+                   env: Mapping[str, str] = os.environ) -> bool:
+    """Write each requested format of these analyses (redacted already, or not, as the caller chose); True
+    when any failure was diagnosed. JSON and text are written input by input, so a folder of any size
+    is written in bounded memory; the CI formats group every input, so they are written at the end (and so
+    is everything when several formats share the stream)."""
+    if any(request.name not in _STREAMED for request in requests) or sum(not r.file for r in requests) > 1:
+        collected = list(analyses)
+        for request in requests:
+            color = request.name == "text" and not request.file and stream.isatty()
+            _emit(request, stream, render_to(collected, request, env, color))
+        return any(analysis.findings for analysis in collected)
+    writers = [(request, _writer(request, stream), open_output(request.file) if request.file else stream)
+               for request in requests]
+    diagnosed = False
+    try:
+        for analysis in analyses:
+            diagnosed = diagnosed or bool(analysis.findings)
+            for _, writer, sink in writers:
+                _write(sink, writer.add(analysis), stream)
+        for _, writer, sink in writers:
+            _write(sink, writer.close(), stream)
+    finally:
+        for request, _, sink in writers:
+            if request.file:
+                sink.close()
+    return diagnosed
+
+
+def _writer(request: FormatRequest, stream: TextIO) -> Any:
+    if request.name == "json":
+        from forensics.render.json import JsonWriter
+
+        return JsonWriter()
+    from forensics.render.terminal import TextWriter
+
+    return TextWriter(color=not request.file and stream.isatty())
+
+
+def _write(sink: IO, text: str, stream: TextIO) -> None:
+    if not text:
+        return
+    try:
+        sink.write(text)
+    except OSError as exc:  # disk full, quota
+        raise InputError(f"cannot write {getattr(sink, 'name', 'output')}: {exc.strerror or exc}") from None
+    if sink is stream:
+        stream.flush()
+
+
+def _emit(request: FormatRequest, stream: TextIO, text: str) -> None:
+    if request.file:
+        write_file(request.file, text)
+    else:
+        stream.write(text)
+        stream.flush()
 
 
 def exit_code(analyses: list[Analysis], exit_zero: bool) -> int:
     """0 nothing recognised, 1 failure(s) diagnosed; `--exit-zero` keeps an advisory CI step green."""
-    return 0 if exit_zero or not any(a.findings for a in analyses) else 1
+    return exit_status(any(a.findings for a in analyses), exit_zero)
+
+
+def exit_status(diagnosed: bool, exit_zero: bool) -> int:
+    return 0 if exit_zero or not diagnosed else 1

@@ -6,6 +6,7 @@ so `nforensics explain` starts fast.
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -13,6 +14,7 @@ from typing import List, Optional
 import typer
 
 from forensics import __version__
+from forensics.cli_experiments import experiments
 from forensics.errors import InputError
 
 app = typer.Typer(
@@ -60,18 +62,22 @@ def explain(
         None, "--device", help="The device it ran on (trn1, inf2, trn2 or an instance type); default: what the log says."),
     no_redact: bool = typer.Option(
         False, "--no-redact", help="Print log text as it is: keys, hosts and user names are masked by default."),
+    jobs: Optional[int] = typer.Option(
+        None, "--jobs", "-j", min=1, help="Files analysed at once, each in its own process (default: the number of cores)."),
 ) -> None:
     """Explain what failed in a neuronx-cc / Neuron Runtime / torch-neuronx / NKI log."""
-    from forensics.ci import analyze_inputs, exit_code, parse_formats, write_outputs
+    from forensics.batch import analyses, default_jobs
+    from forensics.ci import exit_status, parse_formats, stream_outputs
     from forensics.pipeline import Artifacts
 
     requests = parse_formats(format)
     artifacts = Artifacts(neff, source, device) if neff or source or device else None
-    analyses, skipped = analyze_inputs(inputs, glob, kb, artifacts)
+    skipped: list[str] = []
+    results = analyses(inputs, glob, kb, artifacts, jobs=jobs or default_jobs(), redact=not no_redact, skipped=skipped)
+    diagnosed = stream_outputs(results, requests, sys.stdout)
     for reason in skipped:
         sys.stderr.write(f"nforensics: skipped {reason}\n")
-    write_outputs(analyses, requests, sys.stdout, redact=not no_redact)
-    raise typer.Exit(exit_code(analyses, exit_zero))
+    raise typer.Exit(exit_status(diagnosed, exit_zero))
 
 
 @app.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -273,109 +279,26 @@ def nki(
     sys.stdout.write(render_artifact(read_nki_source(file), format, color=sys.stdout.isatty()))
 
 
-# ---------------------------------------------------------------- experiments: confirm by re-running variants
-# Options shared by the experiment commands (typer reads these as metadata, so they can be reused).
-_COMMAND = typer.Argument(None, help="The command template after `--`; {NAME} placeholders are filled per variant.")
-_EXPECT = typer.Option(None, "--expect", help="The code or signature that counts as reproducing, e.g. NCC_IXLV002.")
-_TIMEOUT = typer.Option(None, "--timeout", help="Seconds per run before its whole process group is killed (default 3600).")
-_ENV = typer.Option([], "--env", help="KEY=VALUE set for each run (repeatable); the value may use {NAME}.")
-_INPUTS = typer.Option([], "--input", help="A file the command reads: its content is part of a variant's identity.")
-_CWD = typer.Option(None, "--cwd", help="Run in this directory instead of a fresh temporary directory per run.")
-_WORKERS = typer.Option(None, "--workers", help="Runs at a time (default: the number of cores).")
-_JOURNAL = typer.Option(None, "--journal", help="SQLite journal of every run (default .nforensics/journal.sqlite).")
-_RESUME = typer.Option(False, "--resume", help="Continue the last session with the same plan; finished runs are reused.")
-_REPEAT = typer.Option(None, "--repeat", help="Run each variant N times and mark flaky verdicts.")
-_PLAN = typer.Option(None, "--plan", help="A TOML plan (command, knobs, cases, items, env, ...); options override it.")
-_EXP_FORMAT = typer.Option("text", "--format", "-f", help="text or json.")
-_CSV = typer.Option(None, "--csv", help="Also export this session's runs as CSV.")
-_PARQUET = typer.Option(None, "--parquet", help="Also export this session's runs as Parquet.")
+app.registered_commands += experiments.registered_commands  # oracle, sweep, bisect, reduce, confirm: listed last
 
 
-def _experiment(strategy: str, options: dict) -> None:
-    from rich.console import Console
-
-    from forensics.experiments.commands import run as run_strategy
-
-    output = run_strategy(strategy, options, Console(stderr=True), color=sys.stdout.isatty())
-    sys.stderr.write(output.stderr)
-    sys.stdout.write(output.stdout)
-    raise typer.Exit(output.exit_code)
-
-
-@app.command()
-def oracle(
-    command: List[str] = _COMMAND,
-    expect: str = typer.Option(..., "--expect", help="The code or signature that counts as reproducing."),
-    timeout: Optional[float] = _TIMEOUT,
-    env: List[str] = _ENV,
-    cwd: Optional[str] = _CWD,
-) -> None:
-    """Run a command once and judge it: exit 0 reproduces, 1 passes or fails differently, 125 untestable."""
-    from forensics.experiments.commands import oracle as judge_once
-
-    output = judge_once(expect, command or [], timeout, env, cwd)
-    sys.stdout.write(output.stdout)
-    raise typer.Exit(output.exit_code)
-
-
-@app.command()
-def sweep(
-    command: List[str] = _COMMAND,
-    knobs: List[str] = typer.Option([], "--knob", help="NAME=V1,V2,... (repeatable): every combination is run."),
-    expect: Optional[str] = _EXPECT, timeout: Optional[float] = _TIMEOUT, env: List[str] = _ENV,
-    inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
-    journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
-    plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
-) -> None:
-    """Run the full matrix of knob values and judge every variant."""
-    _experiment("sweep", locals())
-
-
-@app.command()
-def bisect(
-    command: List[str] = _COMMAND,
-    knobs: List[str] = typer.Option([], "--knob", help="NAME=LO..HI or NAME=V1,V2,... in order."),
-    expect: Optional[str] = _EXPECT, timeout: Optional[float] = _TIMEOUT, env: List[str] = _ENV,
-    inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
-    journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
-    plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
-) -> None:
-    """Find the smallest value of an ordered knob that reproduces, in at most ceil(log2(n))+2 runs."""
-    _experiment("bisect", locals())
-
-
-@app.command()
-def reduce(
-    command: List[str] = _COMMAND,
-    items: Optional[str] = typer.Option(None, "--items", help='"A B C ...": flags, env assignments, kernel names.'),
-    expect: Optional[str] = _EXPECT, timeout: Optional[float] = _TIMEOUT, env: List[str] = _ENV,
-    inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
-    journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
-    plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
-) -> None:
-    """Delta debugging (ddmin): a 1-minimal subset of --items that still reproduces; `{items}` in the command."""
-    _experiment("reduce", locals())
-
-
-@app.command()
-def confirm(
-    log: str = typer.Argument(..., help="The failure log to diagnose."),
-    repro: str = typer.Option(..., "--repro", help='The reproducer command, e.g. "python repro.py --layers {n_layers}".'),
-    knobs: List[str] = typer.Option([], "--knob", help="NAME=VALUE: the baseline value of a {NAME} in --repro."),
-    expect: Optional[str] = _EXPECT, timeout: Optional[float] = _TIMEOUT, env: List[str] = _ENV,
-    inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
-    journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
-    format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
-) -> None:
-    """Diagnose LOG, then run the knowledge base's checks for it: each hypothesis confirmed or refuted."""
-    _experiment("confirm", locals())
+def _only(command: str | None) -> typer.Typer:
+    """The app with only `command` registered, when it names one: typer turns every registered command's
+    options into click parameters before it parses any, which `explain` should not pay for."""
+    chosen = [info for info in app.registered_commands
+              if command in (info.name, info.callback and typer.main.get_command_name(info.callback.__name__))]
+    if not chosen:
+        return app  # --help, --version, a command group (neff) or a typo: the whole app answers
+    lean = copy.copy(app)
+    lean.registered_commands, lean.registered_groups = chosen, []
+    return lean
 
 
 def main() -> None:
     """Entry point: usage and input errors become one line on stderr and exit code 2, never a traceback."""
     try:
         # Without standalone mode click returns typer.Exit's code instead of raising it.
-        code = app(standalone_mode=False)
+        code = _only(sys.argv[1] if len(sys.argv) > 1 else None)(standalone_mode=False)
     except InputError as exc:
         sys.stderr.write(f"nforensics: {exc}\n")
         sys.exit(EXIT_USAGE)

@@ -55,6 +55,16 @@ def _decoded(name: str, raw: BinaryIO) -> io.TextIOWrapper:
     return io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)
 
 
+def check_readable(spec: str) -> None:
+    """The InputError read_lines would raise at the start for this file (missing, a folder, not permitted,
+    binary, not gzip), raised now: a run over several inputs checks them all before writing anything."""
+    name, raw = _open_binary(spec)
+    try:
+        _decoded(name, raw)
+    finally:
+        raw.close()
+
+
 def read_lines(spec: str) -> tuple[str, Iterator[tuple[int, str]]]:
     """(display name, iterator of (1-based line number, line without newline))."""
     name, raw = _open_binary(spec)

@@ -88,14 +88,36 @@ def occurrences(analyses: list[Analysis]) -> list[Occurrence]:
     return found
 
 
+class GroupTally:
+    """Findings grouped by fingerprint as the analyses arrive one by one. With `keep_findings` False a later
+    occurrence keeps only where it was (its group's first finding stands in for it), so a run over many
+    inputs holds one finding per distinct failure."""
+
+    def __init__(self, keep_findings: bool = True) -> None:
+        self.keep_findings = keep_findings
+        self.inputs = 0
+        self._groups: dict[str, FailureGroup] = {}
+
+    def add(self, analysis: Analysis) -> None:
+        self.inputs += 1
+        for occurrence in occurrences([analysis]):
+            group = self._groups.setdefault(occurrence.finding.fingerprint, FailureGroup(occurrence.finding.fingerprint))
+            if group.occurrences and not self.keep_findings:
+                occurrence = Occurrence(occurrence.source, occurrence.path, occurrence.line, group.finding)
+            group.occurrences.append(occurrence)
+
+    def groups(self) -> list[FailureGroup]:
+        """Most severe first, then most frequent, then first seen."""
+        order = {fp: i for i, fp in enumerate(self._groups)}
+        return sorted(
+            self._groups.values(),
+            key=lambda g: (SEVERITY_RANK.get(g.finding.severity, 9), -g.count, order[g.fingerprint]),
+        )
+
+
 def group_findings(analyses: list[Analysis]) -> list[FailureGroup]:
     """Findings grouped by fingerprint: most severe first, then most frequent, then first seen."""
-    groups: dict[str, FailureGroup] = {}
-    for occurrence in occurrences(analyses):
-        groups.setdefault(occurrence.finding.fingerprint, FailureGroup(occurrence.finding.fingerprint))
-        groups[occurrence.finding.fingerprint].occurrences.append(occurrence)
-    order = {fp: i for i, fp in enumerate(groups)}
-    return sorted(
-        groups.values(),
-        key=lambda g: (SEVERITY_RANK.get(g.finding.severity, 9), -g.count, order[g.fingerprint]),
-    )
+    tally = GroupTally()
+    for analysis in analyses:
+        tally.add(analysis)
+    return tally.groups()

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from forensics.records import Analysis, Finding
+from forensics.render.groups import GroupTally
 from forensics.render.markdown import fixed_in_text
 
 _WIDTH = 110
@@ -140,37 +141,58 @@ def _finding_panel(finding: Finding, source: str) -> Panel:
 
 
 def render_text(analyses: Sequence[Analysis], *, color: bool) -> str:
-    from forensics.render.safe import terminal_safe
+    writer = TextWriter(color)
+    return "".join(writer.add(analysis) for analysis in analyses) + writer.close()
 
-    analyses = terminal_safe(analyses)  # the log's own escape sequences never reach the terminal; ours do
-    buffer = io.StringIO()
-    console = capture_console(buffer, color)
-    explained: dict[str, str] = {}  # fingerprint -> the input whose panel explained it
-    for analysis in analyses:
+
+class TextWriter:
+    """The terminal explanation, written input by input as the analyses arrive: a failure already explained
+    for an earlier input is one line, not the same panel twice; after several inputs, a table of the
+    failures grouped across them. Holds one finding per distinct failure, not the inputs."""
+
+    def __init__(self, color: bool) -> None:
+        self.buffer = io.StringIO()
+        self.console = capture_console(self.buffer, color)
+        self.explained: dict[str, str] = {}  # fingerprint -> the input whose panel explained it
+        self.tally = GroupTally(keep_findings=False)
+
+    def add(self, analysis: Analysis) -> str:
+        from forensics.render.safe import terminal_safe
+
+        (analysis,) = terminal_safe([analysis])  # the log's own escape sequences never reach the terminal; ours do
+        self.tally.add(analysis)
+        console = self.console
         if not analysis.findings:
             console.print(f"{analysis.source}: no known Neuron failure recognised in {analysis.total_lines} lines.")
-            continue
+            return self._take()
         count = len(analysis.findings)
         console.print(Text(f"{analysis.source}: {count} failure{'s' if count != 1 else ''} diagnosed", style="bold"))
         for finding in analysis.findings:
-            if finding.fingerprint in explained:  # the same failure again: one line, not the same panel twice
+            if finding.fingerprint in self.explained:  # the same failure again: one line, not the same panel twice
                 line = finding.evidence[0].line if finding.evidence else "?"
-                console.print(f"  same failure as in {explained[finding.fingerprint]}: {finding.title} (line {line})")
+                console.print(f"  same failure as in {self.explained[finding.fingerprint]}: {finding.title} (line {line})")
                 continue
-            explained[finding.fingerprint] = analysis.source
+            self.explained[finding.fingerprint] = analysis.source
             console.print(_finding_panel(finding, analysis.source))
-    if len(analyses) > 1 and explained:
-        console.print(_groups_table(analyses))
-    return buffer.getvalue()
+        return self._take()
+
+    def close(self) -> str:
+        if self.tally.inputs > 1 and self.explained:
+            self.console.print(_groups_table(self.tally))
+        return self._take()
+
+    def _take(self) -> str:
+        text = self.buffer.getvalue()
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return text
 
 
-def _groups_table(analyses: Sequence[Analysis]) -> Table:
+def _groups_table(tally: GroupTally) -> Table:
     """Identical failures across the inputs, grouped by fingerprint, most severe and most frequent first."""
-    from forensics.render.groups import group_findings
-
-    table = Table(title=f"{len(analyses)} inputs", title_justify="left", box=None, header_style="bold")
+    table = Table(title=f"{tally.inputs} inputs", title_justify="left", box=None, header_style="bold")
     for column in ("seen", "code", "failure", "inputs"):
         table.add_column(column, overflow="fold")
-    for group in group_findings(list(analyses)):
+    for group in tally.groups():
         table.add_row(f"{group.count}×", group.finding.code or "-", group.finding.title, ", ".join(group.inputs))
     return table

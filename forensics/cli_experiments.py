@@ -1,0 +1,108 @@
+"""The experiment commands of the CLI (oracle, sweep, bisect, reduce, confirm): confirm a diagnosis by
+re-running variants. Wiring only, like forensics/cli.py, which registers them; the work is in
+forensics/experiments/. Typer declares options as default values (B008): its documented idiom."""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional
+
+import typer
+
+experiments = typer.Typer()
+
+# Options shared by the experiment commands (typer reads these as metadata, so they can be reused).
+_COMMAND = typer.Argument(None, help="The command template after `--`; {NAME} placeholders are filled per variant.")
+_EXPECT = typer.Option(None, "--expect", help="The code or signature that counts as reproducing, e.g. NCC_IXLV002.")
+_TIMEOUT = typer.Option(None, "--timeout", help="Seconds per run before its whole process group is killed (default 3600).")
+_ENV = typer.Option([], "--env", help="KEY=VALUE set for each run (repeatable); the value may use {NAME}.")
+_INPUTS = typer.Option([], "--input", help="A file the command reads: its content is part of a variant's identity.")
+_CWD = typer.Option(None, "--cwd", help="Run in this directory instead of a fresh temporary directory per run.")
+_WORKERS = typer.Option(None, "--workers", help="Runs at a time (default: the number of cores).")
+_JOURNAL = typer.Option(None, "--journal", help="SQLite journal of every run (default .nforensics/journal.sqlite).")
+_RESUME = typer.Option(False, "--resume", help="Continue the last session with the same plan; finished runs are reused.")
+_REPEAT = typer.Option(None, "--repeat", help="Run each variant N times and mark flaky verdicts.")
+_PLAN = typer.Option(None, "--plan", help="A TOML plan (command, knobs, cases, items, env, ...); options override it.")
+_EXP_FORMAT = typer.Option("text", "--format", "-f", help="text or json.")
+_CSV = typer.Option(None, "--csv", help="Also export this session's runs as CSV.")
+_PARQUET = typer.Option(None, "--parquet", help="Also export this session's runs as Parquet.")
+
+
+def _experiment(strategy: str, options: dict) -> None:
+    from rich.console import Console
+
+    from forensics.experiments.commands import run as run_strategy
+
+    output = run_strategy(strategy, options, Console(stderr=True), color=sys.stdout.isatty())
+    sys.stderr.write(output.stderr)
+    sys.stdout.write(output.stdout)
+    raise typer.Exit(output.exit_code)
+
+
+@experiments.command()
+def oracle(
+    command: List[str] = _COMMAND,
+    expect: str = typer.Option(..., "--expect", help="The code or signature that counts as reproducing."),
+    timeout: Optional[float] = _TIMEOUT,
+    env: List[str] = _ENV,
+    cwd: Optional[str] = _CWD,
+) -> None:
+    """Run a command once and judge it: exit 0 reproduces, 1 passes or fails differently, 125 untestable."""
+    from forensics.experiments.commands import oracle as judge_once
+
+    output = judge_once(expect, command or [], timeout, env, cwd)
+    sys.stdout.write(output.stdout)
+    raise typer.Exit(output.exit_code)
+
+
+@experiments.command()
+def sweep(
+    command: List[str] = _COMMAND,
+    knobs: List[str] = typer.Option([], "--knob", help="NAME=V1,V2,... (repeatable): every combination is run."),  # noqa: B008
+    expect: Optional[str] = _EXPECT, timeout: Optional[float] = _TIMEOUT, env: List[str] = _ENV,
+    inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
+    journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
+    plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
+) -> None:
+    """Run the full matrix of knob values and judge every variant."""
+    _experiment("sweep", locals())
+
+
+@experiments.command()
+def bisect(
+    command: List[str] = _COMMAND,
+    knobs: List[str] = typer.Option([], "--knob", help="NAME=LO..HI or NAME=V1,V2,... in order."),  # noqa: B008
+    expect: Optional[str] = _EXPECT, timeout: Optional[float] = _TIMEOUT, env: List[str] = _ENV,
+    inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
+    journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
+    plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
+) -> None:
+    """Find the smallest value of an ordered knob that reproduces, in at most ceil(log2(n))+2 runs."""
+    _experiment("bisect", locals())
+
+
+@experiments.command()
+def reduce(
+    command: List[str] = _COMMAND,
+    items: Optional[str] = typer.Option(None, "--items", help='"A B C ...": flags, env assignments, kernel names.'),
+    expect: Optional[str] = _EXPECT, timeout: Optional[float] = _TIMEOUT, env: List[str] = _ENV,
+    inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
+    journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
+    plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
+) -> None:
+    """Delta debugging (ddmin): a 1-minimal subset of --items that still reproduces; `{items}` in the command."""
+    _experiment("reduce", locals())
+
+
+@experiments.command()
+def confirm(
+    log: str = typer.Argument(..., help="The failure log to diagnose."),
+    repro: str = typer.Option(..., "--repro", help='The reproducer command, e.g. "python repro.py --layers {n_layers}".'),
+    knobs: List[str] = typer.Option([], "--knob", help="NAME=VALUE: the baseline value of a {NAME} in --repro."),  # noqa: B008
+    expect: Optional[str] = _EXPECT, timeout: Optional[float] = _TIMEOUT, env: List[str] = _ENV,
+    inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
+    journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
+    format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
+) -> None:
+    """Diagnose LOG, then run the knowledge base's checks for it: each hypothesis confirmed or refuted."""
+    _experiment("confirm", locals())

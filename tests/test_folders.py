@@ -1,0 +1,59 @@
+"""`explain` of folders on every core (issue 14): the same output with any number of jobs, JSON and text
+written input by input exactly as the whole set would print, placeholders numbered across inputs."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import SAMPLE_LOGS, SEED000, cli
+
+from forensics.records import Analysis, AnalysisSet, SourcedFinding
+from forensics.render.groups import group_findings
+from forensics.render.json import _group, render_json
+
+
+def test_any_number_of_jobs_gives_the_same_output():
+    for fmt in ("json", "text", "sarif"):
+        single = cli("explain", SAMPLE_LOGS, "--format", fmt, "--jobs", "1")
+        pooled = cli("explain", SAMPLE_LOGS, "--format", fmt, "--jobs", "2")
+        assert single.returncode == pooled.returncode == 1
+        assert single.stdout == pooled.stdout and single.stderr == pooled.stderr
+
+
+def test_streamed_json_is_the_analysis_set_dumped_at_once():
+    from forensics.pipeline import analyze_path
+
+    analyses = [analyze_path(str(path)) for path in sorted(SAMPLE_LOGS.glob("*.log"))[:12]]
+    whole = AnalysisSet(
+        inputs=analyses,
+        findings=[SourcedFinding(**f.model_dump(), source=a.source) for a in analyses for f in a.findings],
+        groups=[_group(g) for g in group_findings(analyses)],
+    ).model_dump_json(indent=2) + "\n"
+    assert render_json(analyses) == whole
+    assert render_json(analyses[:1]) == analyses[0].model_dump_json(indent=2) + "\n"
+    assert json.loads(render_json([])) == json.loads(AnalysisSet(inputs=[], findings=[], groups=[]).model_dump_json())
+    quiet = [Analysis(source="a.log"), Analysis(source="b.log")]
+    assert render_json(quiet) == AnalysisSet(inputs=quiet, findings=[], groups=[]).model_dump_json(indent=2) + "\n"
+
+
+def test_placeholders_are_numbered_across_inputs_in_input_order():
+    from forensics.batch import _Renumbering
+
+    renumbering = _Renumbering()
+    first = renumbering.apply({"text": "[redacted:ipv4-1] [redacted:token-1]"},
+                              {"10.0.0.1": "[redacted:ipv4-1]", "ghp_a": "[redacted:token-1]"})
+    second = renumbering.apply({"text": "[redacted:ipv4-1] then [redacted:ipv4-2]", "[redacted:ipv4-2]": ["x"]},
+                               {"10.0.0.2": "[redacted:ipv4-1]", "10.0.0.1": "[redacted:ipv4-2]"})
+    assert first == {"text": "[redacted:ipv4-1] [redacted:token-1]"}
+    assert second == {"text": "[redacted:ipv4-2] then [redacted:ipv4-1]", "[redacted:ipv4-1]": ["x"]}
+
+
+def test_an_unreadable_named_file_stops_the_run_and_a_folder_file_is_skipped(tmp_path):
+    (tmp_path / "a.log").write_text(SEED000.read_text())
+    (tmp_path / "b.neff").write_bytes(b"\x00binary")
+    (tmp_path / "c.log").write_text(SEED000.read_text())
+    skipped = cli("explain", tmp_path, "--format", "json", "--jobs", "2")
+    assert skipped.returncode == 1 and "skipped" in skipped.stderr and "b.neff" in skipped.stderr
+    assert [i["source"] for i in json.loads(skipped.stdout)["inputs"]] == [str(tmp_path / "a.log"), str(tmp_path / "c.log")]
+    named = cli("explain", tmp_path / "a.log", tmp_path / "b.neff", "--jobs", "2")
+    assert named.returncode == 2 and named.stdout == "" and "binary" in named.stderr
