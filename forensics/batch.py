@@ -6,7 +6,8 @@ Each worker analyses and redacts one input at a time. Redaction with one Redacto
 gets the same placeholder in every input) would make the parent redact everything alone, as long as the
 analyses themselves take; so each input is redacted on its own and the parent renumbers the placeholders in
 input order: the same value gets the same placeholder across inputs, as before. What one input's redaction
-learned (a secret, a user name) no longer masks a later input where no rule sees it.
+learned (a secret, a user name) still masks every later input: the parent masks the values it has been told
+of wherever they appear again, as one Redactor would.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from forensics.errors import InputError
 from forensics.ingest import check_readable
 from forensics.pipeline import Artifacts, analyze_path
 from forensics.records import Analysis
-from forensics.redact import PLACEHOLDER_PREFIX, Redactor
+from forensics.redact import MIN_KNOWN, PLACEHOLDER_PREFIX, Redactor
 
 _PLACEHOLDER = re.compile(re.escape(PLACEHOLDER_PREFIX) + r"[a-z0-9-]+\]")
 _CHUNK = 8  # inputs per task sent to a worker: small logs take ~20 ms each, the round trip ~0.1 ms
@@ -109,16 +110,29 @@ class _Renumbering:
                 self.issued[value] = f"{PLACEHOLDER_PREFIX}{kind}-{self.per_kind[kind]}]"
             if self.issued[value] != placeholder:
                 mapping[placeholder] = self.issued[value]
-        return _replace(data, mapping) if mapping else data
+        data = _replace(data, mapping) if mapping else data
+        # What an earlier input's redaction learned (a password seen once as PASSWORD=..., a user name)
+        # masks this input too, where none of its own rules saw it: as one Redactor over the run would.
+        earlier = sorted((v for v in self.issued if v not in local and len(v) >= MIN_KNOWN), key=len, reverse=True)
+        if not earlier:
+            return data
+        known = re.compile("|".join(map(re.escape, earlier)))
+        return _walk(data, lambda text: known.sub(lambda m: self.issued[m.group(0)], text))
 
 
 def _replace(value: Any, mapping: dict[str, str]) -> Any:
+    return _walk(value, lambda text: _PLACEHOLDER.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+                 if PLACEHOLDER_PREFIX in text else text)
+
+
+def _walk(value: Any, change: Callable[[str], str]) -> Any:
+    """The JSON-like value with `change` applied to every string in it, keys included."""
     if isinstance(value, str):
-        return _PLACEHOLDER.sub(lambda m: mapping.get(m.group(0), m.group(0)), value) if PLACEHOLDER_PREFIX in value else value
+        return change(value)
     if isinstance(value, dict):
-        return {_replace(k, mapping): _replace(v, mapping) for k, v in value.items()}
+        return {_walk(k, change): _walk(v, change) for k, v in value.items()}
     if isinstance(value, list):
-        return [_replace(v, mapping) for v in value]
+        return [_walk(v, change) for v in value]
     return value
 
 

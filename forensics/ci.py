@@ -72,6 +72,10 @@ def redact_analysis(analysis: Analysis, redactor: Redactor) -> dict:
     """The analysis as JSON data with every string read from the log redacted, for CI output: annotations,
     job summaries, SARIF and PR comments are often public. An input path the user named stays as it is (CI
     systems point at it); a `<run: ...>` command line or `<stdin>` is redacted too."""
+    # An environment variable read from the log is a key and a value apart: seen as the `KEY=value` the log
+    # printed, a secret's key name (`..._PASSWORD`, `..._TOKEN`) teaches the redactor its value.
+    for key, value in analysis.environment.env_vars.items():
+        redactor.redact(f"{key}={value}")
     for finding in analysis.findings:  # a secret wrapped across two evidence lines, learned whole
         lines = sorted((e.line, e.text) for e in finding.evidence if e.line)
         for (first, text), (second, following) in zip(lines, lines[1:], strict=False):

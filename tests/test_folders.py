@@ -57,3 +57,13 @@ def test_an_unreadable_named_file_stops_the_run_and_a_folder_file_is_skipped(tmp
     assert [i["source"] for i in json.loads(skipped.stdout)["inputs"]] == [str(tmp_path / "a.log"), str(tmp_path / "c.log")]
     named = cli("explain", tmp_path / "a.log", tmp_path / "b.neff", "--jobs", "2")
     assert named.returncode == 2 and named.stdout == "" and "binary" in named.stderr
+
+
+def test_a_secret_one_input_gave_away_is_masked_in_every_later_input(tmp_path):
+    # The first log prints the password with its key name (a rule sees it); the second only repeats the value.
+    failure = "2024-08-15T14:51:41Z ERROR 1234 [neuronx-cc]: [NCC_EVRF009] failed to open {}\n"
+    (tmp_path / "a.log").write_text("export NEURON_COMPILE_CACHE_PASSWORD=Wq7rT2vZp9Lk4Xs\n" + failure.format("x.pb"))
+    (tmp_path / "b.log").write_text(failure.format("/mnt/Wq7rT2vZp9Lk4Xs/model.pb"))
+    for jobs in ("1", "2"):
+        result = cli("explain", tmp_path, "--format", "json", "--jobs", jobs)
+        assert "Wq7rT2vZp9Lk4Xs" not in result.stdout and "Wq7rT2vZp9Lk4Xs" not in result.stderr

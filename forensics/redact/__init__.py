@@ -40,7 +40,7 @@ _USER_HINTS = re.compile(
 )
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-.~%")
 _JUNCTION_CONTEXT = 300  # characters on each side of a line break scanned for a wrapped secret
-_MIN_KNOWN = 8  # values at least this long are masked wherever they appear again
+MIN_KNOWN = 8  # values at least this long are masked wherever they appear again
 _MAX_KNOWN = 4096
 BLOCK_CHARS = 1 << 18  # redact_lines: text scanned at once
 _PEM_MAX_LINES = 2000  # a key block longer than this is not held back waiting for its footer
@@ -254,7 +254,7 @@ class Redactor:
             return
         for value in {span.value, *text[span.start : span.end].split("\n")}:
             value = value.strip()
-            if len(value) >= _MIN_KNOWN and value not in self._known and not neuron_value(value):
+            if len(value) >= MIN_KNOWN and value not in self._known and not neuron_value(value):
                 self._known[value] = span.kind
 
     # ------------------------------------------------------------------ masking
