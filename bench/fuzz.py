@@ -23,16 +23,17 @@ from forensics.redact import Redactor  # noqa: E402
 from properties import line_with_secret, log_lines  # noqa: E402
 
 SLOW_BOUND = 2.0  # seconds per megabyte
-MEASURED_FROM = 16_000  # bytes: below this a call's fixed cost (~5 ms) is most of its time, not its size
+MEASURED_FROM = 16_000  # bytes: a smaller input's time is mostly the call's fixed cost, however it is measured
 
 
 class Tally:
     def __init__(self) -> None:
         self.inputs = self.crashes = self.leaks = 0
-        self.slowest = (0.0, 0)  # (seconds per MB, bytes)
+        self.slowest = (0.0, 0)  # (seconds per MB beyond the fixed cost, bytes)
+        self.fixed = 0.0  # seconds any call costs
 
-    def timed(self, size: int, seconds: float) -> None:
-        per_mb = seconds / max(size, 1) * 1e6
+    def timed(self, size: int, seconds: float, fixed: float) -> None:
+        per_mb = max(seconds - fixed, 0.0) / max(size, 1) * 1e6
         if per_mb > self.slowest[0] and size >= MEASURED_FROM:
             self.slowest = (per_mb, size)
 
@@ -52,6 +53,10 @@ def seconds(call) -> float:
 
 def run(examples: int, start_seed: int) -> Tally:
     tally = Tally()
+    # What any call costs whatever its input (the catalogue's lookups, building the findings), measured on a
+    # one-line input in this run: the bound is on what an input costs per megabyte beyond that.
+    one_line = [(1, "2024-08-15T14:51:41Z ERROR 1 [neuronx-cc]: [NCC_EVRF009] failed")]
+    fixed = tally.fixed = min(seconds(lambda: analyze_lines("<fixed>", iter(one_line)).model_dump_json()) for _ in range(5))
     budget = settings(max_examples=examples, deadline=None, database=None,
                       suppress_health_check=list(HealthCheck))
 
@@ -66,7 +71,7 @@ def run(examples: int, start_seed: int) -> Tally:
             tally.crashes += 1
             print(f"crash: {type(error).__name__}: {error}\n  input: {lines!r}"[:2000])
             return
-        tally.timed(sum(len(line) + 1 for line in lines), took)
+        tally.timed(sum(len(line) + 1 for line in lines), took, fixed)
 
     @seed(start_seed)
     @budget
@@ -92,7 +97,8 @@ def main() -> None:
     tally = run(args.examples, args.seed)
     per_mb, size = tally.slowest
     print(f"{tally.inputs} inputs in {time.perf_counter() - started:.0f} s: {tally.crashes} crashes, {tally.leaks} leaks; "
-          f"slowest input {per_mb:.2f} s/MB ({size} bytes) against a bound of {SLOW_BOUND} s/MB: "
+          f"slowest input {per_mb:.2f} s/MB ({size} bytes) beyond a call's fixed {tally.fixed * 1000:.0f} ms, against a bound "
+          f"of {SLOW_BOUND} s/MB: "
           f"{'OK' if per_mb <= SLOW_BOUND and not tally.crashes and not tally.leaks else 'OVER'}")
 
 
