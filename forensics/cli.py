@@ -16,6 +16,7 @@ import typer
 from forensics import __version__
 from forensics.cli_experiments import experiments
 from forensics.errors import InputError
+from forensics.triage.command import triage
 
 app = typer.Typer(
     name="nforensics",
@@ -279,6 +280,7 @@ def nki(
     sys.stdout.write(render_artifact(read_nki_source(file), format, color=sys.stdout.isatty()))
 
 
+app.command()(triage)
 app.registered_commands += experiments.registered_commands  # oracle, sweep, bisect, reduce, confirm: listed last
 
 
