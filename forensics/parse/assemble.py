@@ -27,12 +27,13 @@ from forensics.parse.gates import (
     maybe_untimed_framework,
     timestamped_grammars,
 )
-from forensics.parse.grammars import flatten, parse
+from forensics.parse.grammars import parse
 from forensics.parse.messages import COMPILE_END
 from forensics.parse.normalise import GLUED_PROGRESS, MARKDOWN_BOLD, NRT_RECORD_START, strip_prefixes, unescaped, unfold_traceback
-from forensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_SKELETONS, UNGATED_LINES, clean
+from forensics.parse.shapes import CutMark, ProducerLine
+from forensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_SKELETONS, UNGATED_LINES
 from forensics.parse.tracebacks import TracebackReader
-from forensics.records import ERROR_LEVELS, LogEvent, ParsedLog, ProcessOutcome, SourceLine
+from forensics.records import ERROR_LEVELS, ParsedLog, ProcessOutcome, SourceLine
 
 _API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
 _DIGITS = re.compile(r"\d+")
@@ -111,69 +112,61 @@ class _Assembler(BlockReader, TracebackReader):
         """Recognise the line's producer; True when the line carried something worth keeping."""
         if body[:1].isdigit() or body.startswith("NRT:") or daemon_head().match(body):
             for grammar in timestamped_grammars(body):
-                tree = parse(grammar, body)
-                if tree is not None:
-                    return self._producer_line(number, grammar, *flatten(tree))
-        tree = parse("traceback", body.strip()) if maybe_traceback(body) else None
-        if tree is not None:
-            return self._traceback_line(number, *flatten(tree))
+                line = parse(grammar, body)
+                if line is not None:
+                    return self._producer_line(number, line)
+        line = parse("traceback", body.strip()) if maybe_traceback(body) else None
+        if line is not None:
+            return self._traceback_line(number, line)
         start = body.lstrip()
-        if start.startswith(COMPILER_BLOCK_STARTS) and (tree := parse("compiler", body)) is not None:
-            return self._producer_line(number, "compiler", *flatten(tree))
-        if maybe_untimed_framework(body) and (tree := parse("framework", body)) is not None:
-            return self._producer_line(number, "framework", *flatten(tree))
+        if start.startswith(COMPILER_BLOCK_STARTS) and (line := parse("compiler", body)) is not None:
+            return self._producer_line(number, line)
+        if maybe_untimed_framework(body) and (line := parse("framework", body)) is not None:
+            return self._producer_line(number, line)
         if start.startswith(ENVIRONMENT_STARTS) and self._environment_line(number, body):
             return True
         return self._message(number, body, producer=None, level=None, component=None)
 
-    def _producer_line(self, number: int, grammar: str, shape: str, parts: dict[str, str]) -> bool:
-        message = parts.get("MESSAGE", "")
-        if shape in ("driver_line", "legacy_line", "timing_line"):
-            text = message[1:] if message.startswith(" ") else message
-            # The driver prefixes every line of a banner, block or crash traceback: read the message as a
-            # line of its own.
-            if maybe_traceback(text) and (frame := parse("traceback", text.strip())) is not None:
-                return self._traceback_line(number, *flatten(frame))
-            inner = flatten(tree) if text and (tree := parse("compiler", text)) is not None else None
-            if inner is not None and inner[0] not in ("driver_line", "legacy_line", "timing_line"):
-                self._compiler_block_line(number, *inner)
+    def _producer_line(self, number: int, line: object) -> bool:
+        match line:
+            case ProducerLine(producer="compiler"):
+                return self._compiler_line(number, line)
+            case ProducerLine(producer="runtime"):
+                self._event(number, line)
+                if self.in_cut_here:
+                    self._cut_here_field(number, line.message)
+                if line.message.startswith("API:") and line.function:  # the API trace names its API in the head
+                    return self._api_calls(number, f"{line.function} {line.message}")
+                return self._message(number, line.message, producer="runtime", level=line.level,
+                                     component=line.component)
+            case ProducerLine():
+                self._event(number, line)
+                return self._message(number, line.message, producer=line.producer, level=line.level,
+                                     component=line.component)
+            case CutMark(opens=opens):
+                self.in_cut_here = opens
                 return True
-            if self.open_ice and shape != "timing_line":
-                if self._continue_block(number, text):
-                    return True
-            level = parts.get("LEVEL")
-            self._event(number, "compiler", level, parts.get("COMPONENT"), parts.get("PID"), text, parts)
-            return self._message(number, text, producer="compiler", level=level, component=parts.get("COMPONENT"))
-        if shape in ("ice_border", "ice_title", "ice_field", "bir_header", "bir_field", "bir_instruction", "sg_error"):
-            self._compiler_block_line(number, shape, parts)
-            return True
-        if shape in ("nrt_line", "syslog_line", "bare_line", "daemon_line", "ccom_line"):
-            component = (f"{parts['MODULE']}:{parts['FUNCTION']}" if "MODULE" in parts
-                         else parts.get("DAEMON_HEAD", "CCOM"))
-            self._event(number, "runtime", parts.get("LEVEL"), component, parts.get("PID"), clean(message), parts)
-            if self.in_cut_here:
-                self._cut_here_field(number, clean(message))
-            if message.lstrip().startswith("API:") and "FUNCTION" in parts:  # the API trace names its API in the head
-                return self._api_calls(number, f"{parts['FUNCTION']} {message.strip()}")
-            return self._message(number, clean(message), producer="runtime", level=parts.get("LEVEL"), component=component)
-        if shape in ("cut_here", "cut_to_here"):
-            self.in_cut_here = shape == "cut_here"
-            return True
-        if shape in ("wrapper_line", "nxdi_line", "glog_line", "logrus_line"):
-            component = parts.get("WRAPPER", "").strip("|") or parts.get("GLOG_SOURCE") or ""
-            level = parts.get("LEVEL") or parts.get("GLOG_LEVEL") or parts.get("LOGRUS_LEVEL", "")[:4] or None
-            self._event(number, "framework", level, component or None, parts.get("PID"), clean(message), parts)
-            return self._message(number, clean(message), producer="framework", level=level, component=component or None)
-        return False
+        return self._compiler_block_line(number, line)
 
-    def _event(self, number: int, producer: str, level: str | None, component: str | None, pid: str | None,
-               message: str, parts: dict[str, str]) -> None:
-        timestamp = parts.get("ISO_TS") or parts.get("US_TS") or parts.get("NRT_TS") or parts.get("TS")
-        if (level or "").upper() in ERROR_LEVELS:
+    def _compiler_line(self, number: int, line: ProducerLine) -> bool:
+        text = line.message
+        # The driver prefixes every line of a banner, block or crash traceback: read the message as a
+        # line of its own.
+        if maybe_traceback(text) and (frame := parse("traceback", text.strip())) is not None:
+            return self._traceback_line(number, frame)
+        inner = parse("compiler", text) if text else None
+        if inner is not None and self._compiler_block_line(number, inner):
+            return True
+        if self.open_ice and line.level is not None:  # a driver record, not a bare timing line
+            if self._continue_block(number, text):
+                return True
+        self._event(number, line)
+        return self._message(number, text, producer="compiler", level=line.level, component=line.component)
+
+    def _event(self, number: int, line: ProducerLine) -> None:
+        if (line.level or "").upper() in ERROR_LEVELS:
             self.last_error = number
-        self._add(self.log.events, LogEvent.model_construct(
-            producer=producer, line=number, level=level, component=component,
-            pid=int(pid) if pid and pid.isdigit() else None, message=message, timestamp=timestamp))
+        self._add(self.log.events, line.event(number))
 
     def _hangs(self) -> None:
         """A log that ends inside an operation it opened, with no error after it, hung there (or was cut)."""
@@ -204,9 +197,9 @@ class _Assembler(BlockReader, TracebackReader):
             return None
         if set(body) == {"."}:
             return number
-        tree = parse("compiler", body) if body[:1].isdigit() else None
-        shape, parts = flatten(tree) if tree is not None else ("", {})
-        below_error = shape in ("driver_line", "legacy_line") and parts.get("LEVEL", "").upper() not in ERROR_LEVELS
+        line = parse("compiler", body) if body[:1].isdigit() else None
+        below_error = (isinstance(line, ProducerLine) and line.level is not None
+                       and line.level.upper() not in ERROR_LEVELS)
         return number if below_error else None
 
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from forensics.parse.messages import MessageReader
-from forensics.parse.state import clean
+from forensics.parse.shapes import BirField, BirHeader, BirInstruction, IceField, IceMark, SgError
 from forensics.records import BirVerification, IceReport, LogEvent
 
 # The versions an NRT "cut here" block lists, and the packages they are versions of.
@@ -18,41 +18,41 @@ _STARS = re.compile(r"^\*{20,}$")
 class BlockReader(MessageReader):
     """The ICE banner, the BIR verifier block and the NRT infodump, as the assembler meets their lines."""
 
-    def _compiler_block_line(self, number: int, shape: str, parts: dict[str, str]) -> None:
-        value = clean(parts.get("MESSAGE"))
-        if shape == "ice_border":
-            if self.open_ice is None:
-                self._open_ice(number)
-            else:
-                self.open_ice.end_line = number
-        elif shape == "ice_title":
-            if self.open_ice is None:
-                self._open_ice(number)
-        elif shape == "ice_field" and self.open_ice is not None:
-            key = parts["ICE_KEY"]
-            self.ice_field = key
-            self.open_ice.end_line = number
-            self._ice_value(key, value, number)
-        elif shape == "bir_header":
-            self._close_blocks()
-            self.open_bir = BirVerification.model_construct(line=number, end_line=number)
-            self._add(self.log.bir, self.open_bir)
-        elif shape == "bir_field" and self.open_bir is not None:
-            key = parts["BIR_KEY"]
-            self.open_bir.end_line = number
-            self.open_bir.fields[key] = value
-            attribute = {"Reason": "reason", "Instruction": "instruction", "Opcode": "opcode"}.get(key)
-            if attribute:
-                setattr(self.open_bir, attribute, value)
-        elif shape == "bir_instruction":
-            _, opcode, instruction = parts["INSTRUCTION_HEAD"].rstrip(":").split(" ")
-            self._close_blocks()
-            self._add(self.log.bir, BirVerification.model_construct(
-                line=number, end_line=number, reason=value, instruction=instruction, opcode=opcode,
-                fields={"Instruction": instruction, "Opcode": opcode, "Reason": value}))
-        elif shape == "sg_error":
-            self._add(self.log.events, LogEvent.model_construct(producer="compiler", line=number, level="ERROR",
-                                                component="SG-ERROR", message=value))
+    def _compiler_block_line(self, number: int, line: object) -> bool:
+        """File a line of the ICE banner or of a BIR block; False when `line` is no such line."""
+        match line:
+            case IceMark(title=title):
+                if self.open_ice is None:
+                    self._open_ice(number)
+                elif not title:  # the closing row of stars
+                    self.open_ice.end_line = number
+            case IceField(key=key, value=value):
+                if self.open_ice is not None:
+                    self.ice_field = key
+                    self.open_ice.end_line = number
+                    self._ice_value(key, value, number)
+            case BirHeader():
+                self._close_blocks()
+                self.open_bir = BirVerification.model_construct(line=number, end_line=number)
+                self._add(self.log.bir, self.open_bir)
+            case BirField(key=key, value=value):
+                if self.open_bir is not None:
+                    self.open_bir.end_line = number
+                    self.open_bir.fields[key] = value
+                    attribute = {"Reason": "reason", "Instruction": "instruction", "Opcode": "opcode"}.get(key)
+                    if attribute:
+                        setattr(self.open_bir, attribute, value)
+            case BirInstruction(opcode=opcode, instruction=instruction, reason=reason):
+                self._close_blocks()
+                self._add(self.log.bir, BirVerification.model_construct(
+                    line=number, end_line=number, reason=reason, instruction=instruction, opcode=opcode,
+                    fields={"Instruction": instruction, "Opcode": opcode, "Reason": reason}))
+            case SgError(message=message):
+                self._add(self.log.events, LogEvent.model_construct(producer="compiler", line=number, level="ERROR",
+                                                                    component="SG-ERROR", message=message))
+            case _:
+                return False
+        return True
 
     def _open_ice(self, number: int) -> None:
         self._close_blocks()

@@ -19,8 +19,10 @@ import zlib
 from functools import cache
 from pathlib import Path
 
-from lark import Lark, Token, Tree
+from lark import Lark, Transformer
 from lark.exceptions import LarkError
+
+from forensics.parse.transformers import TRANSFORMERS
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -47,10 +49,11 @@ def digest(text: str) -> str:
     return hashlib.sha256((text + _shared_text()).encode("utf-8")).hexdigest()
 
 
-def build(name: str, text: str) -> Lark:
-    """The parser of grammar `name`, built from its text (the LALR construction)."""
+def build(name: str, text: str, transformer: Transformer | None = None) -> Lark:
+    """The parser of grammar `name`, built from its text (the LALR construction). With a transformer it
+    hands back what the transformer makes of each parse, without building the tree."""
     return Lark(text, parser="lalr", lexer="contextual", start=_START_RULES.get(name, "start"),
-                import_paths=[str(grammar_dir())])
+                import_paths=[str(grammar_dir())], transformer=transformer)
 
 
 TABLES_FILE = Path(__file__).with_name("tables.bin")
@@ -65,7 +68,7 @@ def _tables() -> dict:
     return tables if isinstance(tables, dict) else {}
 
 
-def prebuilt(name: str, text: str) -> Lark | None:
+def prebuilt(name: str, text: str, transformer: Transformer | None = None) -> Lark | None:
     """The parser from the tables shipped in forensics/parse/tables.bin, when they were built from this very
     grammar text by this lark version; else None."""
     import lark
@@ -73,29 +76,21 @@ def prebuilt(name: str, text: str) -> Lark | None:
     entry = _tables().get(name)
     if not entry or entry["sha256"] != digest(text) or entry["lark"] != lark.__version__:
         return None
-    return Lark._load_from_dict(entry["data"], entry["memo"])
+    return Lark._load_from_dict(entry["data"], entry["memo"], transformer=transformer)
 
 
 @cache
 def parser(name: str) -> Lark:
+    """The parser of grammar `name`, with its transformer (forensics/parse/transformers.py) built in."""
     text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
-    return prebuilt(name, text) or build(name, text)
+    transformer = TRANSFORMERS[name]()
+    return prebuilt(name, text, transformer) or build(name, text, transformer)
 
 
-def parse(name: str, text: str, start: str | None = None) -> Tree | None:
-    """The tree of `text` under grammar `name` (and start rule), or None when the text has another shape."""
+def parse(name: str, text: str, start: str | None = None) -> object:
+    """What `text` says under grammar `name` (and start rule), as the grammar's transformer reads it (a shape
+    of forensics/parse/shapes.py), or None when the text has another shape."""
     try:
         return parser(name).parse(text, start=start)
     except LarkError:
         return None
-
-
-def flatten(tree: Tree) -> tuple[str, dict[str, str]]:
-    """(rule name, {TERMINAL_TYPE: value}) of a start-alternative tree: the shape and its parts."""
-    node = tree
-    while node.data in ("start", "diagnostic") and node.children and isinstance(node.children[0], Tree):
-        node = node.children[0]
-    parts: dict[str, str] = {}
-    for token in node.scan_values(lambda v: isinstance(v, Token)):
-        parts.setdefault(token.type, token.value)
-    return node.data, parts

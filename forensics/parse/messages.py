@@ -6,13 +6,22 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+from typing import TypeVar
 
-from forensics.linear_regex import compile_linear
 from forensics.packages import package_key
-from forensics.parse.grammars import flatten, parse
-from forensics.parse.nrt_status import status_name, status_number
-from forensics.parse.state import CONTINUATION_LINES, AssemblerState, clean
-from forensics.records import ApiCall, CompilerInvocation, Diagnostic, ExitStatus, NrtStatus, ProcessOutcome
+from forensics.parse.grammars import parse
+from forensics.parse.shapes import (
+    ApiTrace,
+    CodedMessage,
+    EnvSetting,
+    ExitCode,
+    InstanceType,
+    PackageVersion,
+    ProcessEnd,
+    StatusMention,
+)
+from forensics.parse.state import CONTINUATION_LINES, AssemblerState
+from forensics.records import CompilerInvocation, Diagnostic
 from forensics.vocabulary import reads_as_failure
 
 _ARGV_LIST = re.compile(r"\[\s*'(?:neuronx-cc|neuron-cc)'[^\]]*\]")
@@ -24,14 +33,20 @@ _INSTANCE_TARGET = re.compile(r"^(trn\d|inf\d)")
 # Where the compiler reads and writes, not how it compiles: not reported as compiler flags.
 _IO_FLAGS = {"--output", "-o", "--logfile", "--logdir", "--workdir", "--log-file", "--pipeline"}
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
-_LEGACY_NUMBER = re.compile(r"^'?\s*\((\d{1,19})\)")
-_PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 # A compile that starts and one that ends (either way): neuronx-cc, neuron-cc and the framework wrappers.
 # (torch-neuron's tracer counts the operators "(pre-compilation)" just before it starts the compiler.)
 _COMPILE_START = re.compile(r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|neuronx?-cc\s+compile\b|"
                             r"start(?:ing)? compil)|\(pre-compilation\)")
 COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeeded|finished|complete|done|failed)|"
                           r"successfully compiled|compile(?:d)? (?:time|in)\b|command returned|fail|error|\bPASS\b")
+
+Shape = TypeVar("Shape")
+
+
+def _find(start: str, shape: type[Shape], text: str) -> Shape | None:
+    """The first `shape` in a message: grammars/messages.lark has one start rule per shape."""
+    found = parse("messages", text, start)
+    return found if isinstance(found, shape) else None
 
 
 class MessageReader(AssemblerState):
@@ -41,14 +56,10 @@ class MessageReader(AssemblerState):
                  component: str | None) -> bool:
         """Search a message for coded diagnostics, statuses, settings and commands."""
         found = False
-        tree = parse("messages", text, "diagnostic") if "[" in text else None
+        opening = _find("diagnostic", CodedMessage, text) if "[" in text else None
         rest, first = text, True
-        while rest and (coded := tree if first else parse("messages", rest, "diagnostic") if "[" in rest else None):
-            shape, parts = flatten(coded)
-            diagnostic = Diagnostic.model_construct(
-                code=parts["CODE"], severity=parts.get("SEVERITY_TAG", "").strip("[]") or None,
-                message=clean(parts.get("TEXT")), op=(parts.get("OP") or "").strip("()") or None,
-                location=parts.get("LOC"), line=number, end_line=number)
+        while rest and (coded := opening if first else _find("diagnostic", CodedMessage, rest) if "[" in rest else None):
+            diagnostic = coded.at(number)
             if self._plausible_code(diagnostic, rest):
                 self._add(self.log.diagnostics, diagnostic)
                 if first:  # every code on the line is a record; the first one opens the wrapped message
@@ -56,7 +67,7 @@ class MessageReader(AssemblerState):
                     self.open_diagnostic = diagnostic
                 self.last_error = number
                 found = True
-            rest, first = parts.get("TEXT", ""), False
+            rest, first = coded.rest, False
         found |= self._statuses(number, text)
         found |= self._outcomes(number, text)
         found |= self._api_calls(number, text)
@@ -64,7 +75,7 @@ class MessageReader(AssemblerState):
         found |= self._settings(number, text)
         found |= self._versions(number, text)
         found |= self._commands(number, text)
-        if tree is None and self.open_diagnostic and producer is None and not found:
+        if opening is None and self.open_diagnostic and producer is None and not found:
             # Coded messages wrap onto unprefixed lines; a line that is a record of its own (an exit
             # status, a command, a producer line) starts something new.
             found = self._continue_diagnostic(number, text)
@@ -93,53 +104,30 @@ class MessageReader(AssemblerState):
     def _statuses(self, number: int, text: str) -> bool:
         found = False
         if ("status" in text or "err:" in text or "Failure:" in text or "NERR_" in text) and (
-                tree := parse("messages", text, "nrt_status")):
-            _, parts = flatten(tree)
-            value = int(parts["INT"]) if "INT" in parts else None
-            name = parts.get("STATUS_NAME") or legacy_status(parts.get("LEGACY_STATUS"), text) or status_name(value)
-            if value is None and name and (legacy := _LEGACY_NUMBER.search(parts.get("TEXT", ""))):
-                value = int(legacy.group(1))
-            self._add(self.log.nrt_statuses, NrtStatus.model_construct(
-                line=number, number=value if value is not None else status_number(name), name=name, api=parts.get("API")))
+                status := _find("nrt_status", StatusMention, text)):
+            self._add(self.log.nrt_statuses, status.at(number))
             found = True
-        if ("with" in text or "exit" in text or "died" in text) and (tree := parse("messages", text, "exit_status")):
-            _, parts = flatten(tree)
-            code = int(parts["INT"])
-            if "SIGNAL" in parts:
-                code = -code
-            tool = parts.get("TOOL") or "neuronx-cc"
-            self._add(self.log.exits, ExitStatus.model_construct(line=number, tool=tool, code=code))
+        if ("with" in text or "exit" in text or "died" in text) and (exit_code := _find("exit_status", ExitCode, text)):
+            self._add(self.log.exits, exit_code.at(number))
             found = True
         return found
 
     def _outcomes(self, number: int, text: str) -> bool:
         if not ("illed" in text or "Segmentation" in text or "dumped)" in text) or not (
-                tree := parse("messages", text, "outcome")):
+                ended := _find("outcome", ProcessEnd, text)):
             return False
-        shape, parts = flatten(tree)
-        rest = parts.get("TEXT", "")
-        process = _PROCESS_NAME.search(rest)
-        kind = "killed" if "KILLED_WORD" in parts or "OOM_KILLER" in parts else (
-            "segfault" if "Segmentation" in parts.get("CRASH_SIGNAL", "") else "abort")
-        if process:
-            named = process.group(1)
-        else:
-            named = rest.split()[0].rsplit("/", 1)[-1] if rest.strip() and "KILLED_WORD" in parts else None
-        self._add(self.log.outcomes, ProcessOutcome.model_construct(
-            line=number, kind=kind, text=text.strip(), process=named, signal={"killed": 9, "segfault": 11}.get(kind, 6)))
+        self._add(self.log.outcomes, ended.at(number, text.strip()))
         self.last_error = number
         return True
 
     def _api_calls(self, number: int, text: str) -> bool:
-        if "API:" not in text or not (tree := parse("messages", text, "api_call")):
+        if "API:" not in text or not (trace := _find("api_call", ApiTrace, text)):
             return False
-        _, parts = flatten(tree)
-        api, phase = parts["API"], parts["API_PHASE"]
-        self._add(self.log.api_calls, ApiCall.model_construct(line=number, api=api, phase=phase))
-        if phase == "IN":
-            self.open_apis[api] = number
+        self._add(self.log.api_calls, trace.at(number))
+        if trace.phase == "IN":
+            self.open_apis[trace.api] = number
         else:
-            self.open_apis.pop(api, None)
+            self.open_apis.pop(trace.api, None)
         return True
 
     def _compile_progress(self, number: int, text: str) -> None:
@@ -153,13 +141,12 @@ class MessageReader(AssemblerState):
         env = self.log.environment
         found = False
         rest = text
-        while "=" in rest and (tree := parse("messages", rest, "env_setting")):
-            _, parts = flatten(tree)
-            self._set_env(number, parts["ENV_NAME"], parts["ENV_VALUE"].strip("\"'"))
-            rest = parts.get("TEXT", "")
+        while "=" in rest and (setting := _find("env_setting", EnvSetting, rest)):
+            self._set_env(number, setting.name, setting.value)
+            rest = setting.rest
             found = True
-        if "xlarge" in text and (tree := parse("messages", text, "instance_type")):
-            instance = flatten(tree)[1]["INSTANCE"]
+        if "xlarge" in text and (instance_type := _find("instance_type", InstanceType, text)):
+            instance = instance_type.name
             env.instance_type = env.instance_type or instance
             env.lines.setdefault("instance_type", number)
             if env.target is None and (match := _INSTANCE_TARGET.match(instance)):
@@ -171,11 +158,9 @@ class MessageReader(AssemblerState):
         """Package versions named in prose or paths; a listing line seen earlier keeps precedence."""
         found = False
         rest = text if _VERSION_HINT.search(text) else ""
-        while rest and (tree := parse("messages", rest, "package_version")):
-            _, parts = flatten(tree)
-            name = parts["PKG_NAME"].replace(" ", "-") if "PKG_NAME" in parts else "neuronx-cc"  # else a cache folder
-            self._package(number, name, parts["VERSION"])
-            rest = parts.get("TEXT", "")
+        while rest and (version := _find("package_version", PackageVersion, rest)):
+            self._package(number, version.name, version.version)
+            rest = version.rest
             found = True
         return found
 
@@ -228,18 +213,13 @@ class MessageReader(AssemblerState):
         return True
 
     def _environment_line(self, number: int, body: str) -> bool:
-        tree = parse("environment", body)
-        if tree is None:
-            return False
-        shape, parts = flatten(tree)
-        if shape in ("apt_line", "pip_line", "freeze_line"):
-            self._package(number, parts["PACKAGE"], parts["VERSION"])
-        elif shape == "cc_version":
-            self._package(number, "neuronx-cc", parts["VERSION"])
-        elif shape == "env_assign":
-            self._set_env(number, parts["ENV_NAME"], parts.get("ENV_VALUE", "").strip().strip("\"'"))
-        elif shape == "setenv_call":
-            self._set_env(number, parts["SETENV_NAME"][1:-1], parts["SETENV_VALUE"][1:-1])
+        match parse("environment", body):
+            case PackageVersion(name=name, version=version):
+                self._package(number, name, version)
+            case EnvSetting(name=name, value=value):
+                self._set_env(number, name, value)
+            case _:
+                return False
         return True
 
     def _package(self, number: int, name: str, version: str) -> None:
@@ -247,16 +227,6 @@ class MessageReader(AssemblerState):
         key = package_key(name)
         env.packages.setdefault(key, version)
         env.lines.setdefault(f"pkg:{key}", number)
-
-def legacy_status(name: str | None, text: str) -> str | None:
-    """The NRT status a pre-2.x daemon name (`NERR_RESOURCE`) stands for: the same suffix, else its number."""
-    if not name:
-        return None
-    modern = "NRT_" + name.removeprefix("NERR_")
-    if status_number(modern) is not None:
-        return modern
-    number = _LEGACY_NUMBER.search(text[text.find(name) + len(name):])
-    return status_name(int(number.group(1))) if number else name
 
 def shlex_split(text: str) -> list[str]:
     try:

@@ -89,8 +89,5 @@ def unfold_traceback(line: str) -> list[str]:
 def strip_prefixes(segment: str) -> str:
     if not _PREFIX_START.match(segment):
         return segment
-    tree = parse("prefixes", segment)
-    if tree is None:
-        return segment
-    rest = [t for t in tree.children if not hasattr(t, "data")]
-    return str(rest[-1]) if rest else ""
+    own_line = parse("prefixes", segment)  # what follows the wrappers
+    return own_line if isinstance(own_line, str) else segment

@@ -30,10 +30,6 @@ CUT_LINE = 16  # a last line shorter than this, without a space, is a paste cut 
 HANG_TAIL = 5  # an operation left open this close to the end of the log, with no error after it, is a hang
 
 
-def clean(message: str | None) -> str:
-    return (message or "").strip()
-
-
 class AssemblerState:
     """The state the assembler's readers share (forensics/parse/assemble.py puts them together)."""
 

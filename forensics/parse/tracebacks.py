@@ -3,57 +3,54 @@ and Go stacks printed beside them."""
 
 from __future__ import annotations
 
-import re
-
 from forensics.linear_regex import compile_linear
 from forensics.parse.messages import MessageReader
-from forensics.parse.state import clean
+from forensics.parse.shapes import ExceptionLine, TracebackHeader
 from forensics.records import Frame, PythonTraceback, StackTrace
 
 # IPython's numbered source context under a frame; the arrow marks the line that failed.
 _IPYTHON_CONTEXT = compile_linear(r"^\s*(-+>)?\s*\d+\s(.*)$")
-_NATIVE_PATH = compile_linear(r"(/[^\s()\[\]]+|[\w.-]+\.so(?:\.\d+)*)")
-_NATIVE_SYMBOL = re.compile(r"(?:0x[0-9a-fA-F]+\s+in\s+)?([^\s(]+)")
 
 
 class TracebackReader(MessageReader):
     """Traceback headers, frames and their source lines, final exception lines and non-Python stacks."""
 
-    def _traceback_line(self, number: int, shape: str, parts: dict[str, str]) -> bool:
-        if shape == "header":
-            traceback = self._open_traceback(number)
-            if named := parts.get("IPY_HEADER"):
-                # IPython names the exception in its header; a paste often stops before the final line.
-                traceback.exception = named.split()[0]
-                self.named_by_header = traceback
-            return True
-        if shape in ("frame", "ipython_frame", "ipython_cell"):
-            traceback = self.open_traceback or self._open_traceback(number)
-            path = (parts.get("PATH") or parts.get("IPY_PATH") or "").strip('"') or f"Cell In{parts.get('CELL', '[]')}"
-            frame = Frame.model_construct(
-                file=path, lineno=int(parts["LINENO"]) if "LINENO" in parts else None, function=parts.get("FUNC"),
-                syntax="python" if shape == "frame" else "ipython", line=number, code=None)
-            traceback.frames.append(frame)
-            self.frame_awaiting_code = frame
-            traceback.end_line = number
-            return True
-        if shape in ("native_frame", "torchscript_frame", "go_frame"):
-            self._stack_frame(number, shape, parts)
-            return True
-        # The final exception line: it closes the traceback (or stands alone, as pasted).
-        message = clean(parts.get("MESSAGE"))
+    def _traceback_line(self, number: int, line: object) -> bool:
+        match line:
+            case TracebackHeader(exception=named):
+                traceback = self._open_traceback(number)
+                if named:
+                    # IPython names the exception in its header; a paste often stops before the final line.
+                    traceback.exception = named
+                    self.named_by_header = traceback
+            case Frame(syntax="python" | "ipython"):
+                line.line = number
+                traceback = self.open_traceback or self._open_traceback(number)
+                traceback.frames.append(line)
+                self.frame_awaiting_code = line
+                traceback.end_line = number
+            case Frame():
+                line.line = number
+                self._stack_frame(number, line)
+            case ExceptionLine():
+                self._exception_line(number, line)
+            case _:
+                return False
+        return True
+
+    def _exception_line(self, number: int, line: ExceptionLine) -> None:
+        """The final exception line: it closes the traceback (or stands alone, as pasted)."""
         open_traceback = self.open_traceback
         if open_traceback is None or open_traceback.exception is not None and open_traceback is not self.named_by_header:
             open_traceback = self._open_traceback(number)
         traceback = open_traceback
         self.named_by_header = None
-        traceback.exception = parts["EXC_NAME"]
-        traceback.message = message
+        traceback.exception = line.name
+        traceback.message = line.message
         traceback.end_line = number
         self.last_error = number
         self._close_blocks()
-        self._message(number, message, producer=None, level=None, component=None)
-        return True
+        self._message(number, line.message, producer=None, level=None, component=None)
 
     def _frame_code(self, body: str) -> None:
         """The source line under a frame: Python prints it indented; IPython prints numbered context lines
@@ -71,20 +68,10 @@ class TracebackReader(MessageReader):
             frame.code = context.group(2).strip()
             self.frame_awaiting_code = None
 
-    def _stack_frame(self, number: int, shape: str, parts: dict[str, str]) -> None:
-        syntax = {"native_frame": "native", "torchscript_frame": "torchscript", "go_frame": "go"}[shape]
-        if shape == "native_frame":
-            body = parts["NATIVE_BODY"]
-            paths = _NATIVE_PATH.findall(body)
-            symbol = _NATIVE_SYMBOL.match(body)
-            frame = Frame.model_construct(file=paths[-1] if paths else "", function=symbol.group(1) if symbol else None,
-                                          syntax=syntax, line=number)
-        else:
-            frame = Frame.model_construct(file=parts.get("TS_PATH") or parts["GO_PATH"], lineno=int(parts["LINENO"]),
-                                          function=parts.get("FUNC"), syntax=syntax, line=number)
+    def _stack_frame(self, number: int, frame: Frame) -> None:
         stack = self.open_stack
-        if stack is None or stack.syntax != syntax:
-            stack = self.open_stack = StackTrace.model_construct(line=number, end_line=number, syntax=syntax)
+        if stack is None or stack.syntax != frame.syntax:
+            stack = self.open_stack = StackTrace.model_construct(line=number, end_line=number, syntax=frame.syntax)
             self._add(self.log.stacks, stack)
         stack.frames.append(frame)
         stack.end_line = number
