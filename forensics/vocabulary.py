@@ -19,6 +19,13 @@ FAILURE_WORDS = compile_linear(
     r"insufficient|not enough|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|undefined|\bno (?:\S+ ){1,3}found"
 )
 
+# Words that say outright that something broke, not that something is absent or unsupported ("TVM not
+# available", "weights not initialized" are start-up chatter): a plain line with one of these is a failure
+# even when its producer printed no level.
+OUTRIGHT_FAILURE = compile_linear(
+    r"(?i)error|fail|fatal|abort|panic|crash|segmentation fault|core dumped|killed|exception|out of memory"
+)
+
 # "Total failed compilations: 0", "0 errors", "no errors found": a count of no failures is a success line.
 # (A `0` ends the count: next comes the end or a character that is neither a word character nor a `.`.)
 ZERO_FAILURES = compile_linear(
@@ -30,6 +37,11 @@ ZERO_FAILURES = compile_linear(
 def reads_as_failure(text: str) -> bool:
     """The line says something failed (and is not a count of zero failures)."""
     return bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text)
+
+
+def says_it_failed(text: str) -> bool:
+    """The line says outright that something broke (not only that something is missing or unsupported)."""
+    return bool(OUTRIGHT_FAILURE.search(text)) and not ZERO_FAILURES.search(text)
 
 
 # The documented naming scheme NCC_<class><component><index>, also printed bare by older compilers (TEN404);

@@ -57,3 +57,22 @@ def test_a_warning_a_signature_does_not_claim_still_fails_as_an_error():
              "OFI plugin initNet() failed is EFA enabled?\n")
     assert [f.signature for f in analyze_text(warn).findings] == []
     assert analyze_text(error).findings[0].signature == "efa-not-available"
+
+
+@pytest.mark.parametrize("text", [
+    "Segmentation fault\n",
+    "runtimeError: 507 - System out of memory\n",
+    "malloc(): unsorted double linked list corrupted\nAborted (core dumped)\n",
+])
+def test_a_log_that_says_outright_it_broke_is_never_silent(text):
+    # No level, no exception, no signature: still a (generic) finding, not "nothing recognised".
+    assert analyze_text(text).findings
+
+
+@pytest.mark.parametrize("text", [
+    "TVM not available\nMXNet not available\n",  # what a tool lacks at start-up is not a failure
+    "Some weights of BertModel were not initialized from the model checkpoint\n",
+    "Compilation finished: 0 errors, 0 failures\n",
+])
+def test_start_up_chatter_with_failure_like_words_stays_silent(text):
+    assert analyze_text(text).findings == []

@@ -7,16 +7,21 @@ specific was found, so a known failure is not buried under its own symptoms.
 
 from __future__ import annotations
 
+import re
+
 
 from forensics.diagnose.evidence import lines_between
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
 from forensics.knowledge import table
 from forensics.records import ERROR_LEVELS, Evidence, Finding, ParsedLog, SourceLine
-from forensics.vocabulary import CODE_PARTS
+from forensics.vocabulary import CODE_PARTS, says_it_failed
 
 
 
 MAX_EVIDENCE = 20  # lines cited for one template group; the count says how many there were
+PLAIN_FAILURE_LINES = 20  # with no error-level record, the last this many plain failure lines are grouped
+# A line that names a level below error itself (`INFO: job Killed-by-user handler registered`) is not one.
+_QUIET_HEAD = re.compile(r"^\W*(?:INFO|DEBUG|TRACE|NOTICE|WARN(?:ING)?)\b")
 
 
 def explain_code(code: str) -> str:
@@ -75,18 +80,26 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[in
 
 
 def _template_findings(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]:
-    """Error lines no signature knows, one finding per Drain template (forensics/diagnose/templates.py)."""
-    errors = [e for e in log.events if (e.level or "").upper() in ERROR_LEVELS]
+    """Error lines no signature knows, one finding per Drain template (forensics/diagnose/templates.py): the
+    lines a producer printed at an error level, else the plain lines that say outright something broke (a bare
+    `Segmentation fault`, `runtimeError: 507 - System out of memory`): a log that failed is never silent."""
+    errors: list[tuple[int, str, str | None]] = [
+        (e.line, e.message, e.producer) for e in log.events if (e.level or "").upper() in ERROR_LEVELS]
+    if not errors:
+        levelled = {e.line for e in log.events if e.level}
+        errors = [(line.line, line.text.strip(), None) for line in retained
+                  if line.line not in levelled and not _QUIET_HEAD.match(line.text) and says_it_failed(line.text)]
+        errors = errors[-PLAIN_FAILURE_LINES:]
     if not errors:
         return []
     from forensics.diagnose.templates import group_by_template
 
-    producer = {e.line: e.producer for e in errors}
+    producer = {line: who for line, _, who in errors}
     text_of = {line.line: line.text for line in retained}
     findings = []
-    for group in group_by_template([(e.line, e.message) for e in errors]):
+    for group in group_by_template([(line, message) for line, message, _ in errors]):
         first, message = group.lines[0]
-        component = {"runtime": "runtime", "compiler": "compiler"}.get(producer[first], "framework")
+        component = {"runtime": "runtime", "compiler": "compiler"}.get(producer[first] or "", "framework")
         count = len(group.lines)
         finding = _generic(None, f"{component}-error", f"Unrecognised {component} error: {_shorten(group.template)}",
                            component, message,
