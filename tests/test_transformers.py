@@ -1,7 +1,7 @@
-"""The grammars' transformers (forensics/parse/transformers.py): what each alternative's tree becomes. Every
-shape of forensics/parse/shapes.py (and every syntax of frame) is built from a line of its kind with its
-parts typed and cleaned, and a near miss of each does not become it. The trees themselves are
-tests/test_grammars.py."""
+"""The grammars' transformers (forensics/parse/transformers.py, message_transformer.py): what each
+alternative's tree becomes. Every shape of forensics/parse/shapes.py (and every syntax of frame) is built
+from a line of its kind with its parts typed and cleaned, and a near miss of each does not become it. The
+trees themselves are tests/test_grammars.py."""
 
 from __future__ import annotations
 

@@ -22,7 +22,15 @@ from pathlib import Path
 from lark import Lark, Transformer
 from lark.exceptions import LarkError
 
-from forensics.parse.transformers import TRANSFORMERS
+from forensics.parse.message_transformer import MessageShapes
+from forensics.parse.transformers import (
+    CompilerShapes,
+    EnvironmentShapes,
+    FrameworkShapes,
+    PrefixShapes,
+    RuntimeShapes,
+    TracebackShapes,
+)
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -56,6 +64,11 @@ def build(name: str, text: str, transformer: Transformer | None = None) -> Lark:
                 import_paths=[str(grammar_dir())], transformer=transformer)
 
 
+# What each grammar's parses become (forensics/parse/shapes.py).
+TRANSFORMERS: dict[str, type[Transformer]] = {
+    "compiler": CompilerShapes, "runtime": RuntimeShapes, "framework": FrameworkShapes, "traceback": TracebackShapes,
+    "environment": EnvironmentShapes, "prefixes": PrefixShapes, "messages": MessageShapes,
+}
 TABLES_FILE = Path(__file__).with_name("tables.bin")
 
 
