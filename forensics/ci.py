@@ -19,6 +19,7 @@ from forensics.records import Analysis
 if TYPE_CHECKING:
     from forensics.redact import Redactor
 from forensics.render import RENDERERS, render
+from forensics.render.style import wants_color, width_for
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def stream_outputs(analyses: Iterable[Analysis], requests: list[FormatRequest], 
     if any(request.name not in _STREAMED for request in requests) or sum(not r.file for r in requests) > 1:
         collected = list(analyses)
         for request in requests:
-            color = request.name == "text" and not request.file and stream.isatty()
+            color = request.name == "text" and not request.file and wants_color(stream)
             _emit(request, stream, render_to(collected, request, env, color))
         return any(analysis.findings for analysis in collected)
     writers = [(request, _writer(request, stream), open_output(request.file) if request.file else stream)
@@ -147,7 +148,9 @@ def _writer(request: FormatRequest, stream: TextIO) -> Any:
         return JsonWriter()
     from forensics.render.terminal import TextWriter
 
-    return TextWriter(color=not request.file and stream.isatty())
+    if request.file:
+        return TextWriter(color=False)
+    return TextWriter(color=wants_color(stream), width=width_for(stream))
 
 
 def _write(sink: IO, text: str, stream: TextIO) -> None:

@@ -16,6 +16,7 @@ import typer
 from forensics import __version__
 from forensics.cli_experiments import experiments
 from forensics.errors import InputError
+from forensics.render.style import choose_color, wants_color
 from forensics.triage.command import triage
 
 app = typer.Typer(
@@ -35,9 +36,20 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _color(choice: str) -> str:
+    try:
+        choose_color(choice)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    return choice
+
+
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+    color: str = typer.Option("auto", "--color", callback=_color, metavar="auto|always|never",
+                              help="Colour the output; auto: a terminal, unless NO_COLOR (FORCE_COLOR forces it)."),
 ) -> None:
     """Explain, confirm and report AWS Neuron toolchain failures."""
 
@@ -230,7 +242,7 @@ def neff_show(
     report = read_neff(file, device=device)
     if extract:
         report.extracted_to = str(extract_neff(file, extract))
-    sys.stdout.write(render_artifact(report, format, color=sys.stdout.isatty()))
+    sys.stdout.write(render_artifact(report, format, color=wants_color(sys.stdout)))
 
 
 @neff_app.command("diff")
@@ -243,7 +255,7 @@ def neff_diff(
     from forensics.artifacts.neff import diff_neffs
     from forensics.render.artifacts import render_artifact
 
-    sys.stdout.write(render_artifact(diff_neffs(a, b), format, color=sys.stdout.isatty()))
+    sys.stdout.write(render_artifact(diff_neffs(a, b), format, color=wants_color(sys.stdout)))
 
 
 @app.command()
@@ -265,7 +277,7 @@ def cache(
     report = scan_cache(root, root_from=root_from, failed_only=failed)
     if failed:
         explain_failed_entries(report)
-    sys.stdout.write(render_artifact(report, format, color=sys.stdout.isatty()))
+    sys.stdout.write(render_artifact(report, format, color=wants_color(sys.stdout)))
 
 
 @app.command()
@@ -277,7 +289,7 @@ def nki(
     from forensics.artifacts.nki_source import read_nki_source
     from forensics.render.artifacts import render_artifact
 
-    sys.stdout.write(render_artifact(read_nki_source(file), format, color=sys.stdout.isatty()))
+    sys.stdout.write(render_artifact(read_nki_source(file), format, color=wants_color(sys.stdout)))
 
 
 app.command()(triage)

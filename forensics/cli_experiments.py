@@ -9,6 +9,8 @@ from typing import List, Optional
 
 import typer
 
+from forensics.render.style import wants_color
+
 experiments = typer.Typer()
 
 # Options shared by the experiment commands (typer reads these as metadata, so they can be reused).
@@ -33,7 +35,7 @@ def _experiment(strategy: str, options: dict) -> None:
 
     from forensics.experiments.commands import run as run_strategy
 
-    output = run_strategy(strategy, options, Console(stderr=True), color=sys.stdout.isatty())
+    output = run_strategy(strategy, options, Console(stderr=True), color=wants_color(sys.stdout))
     sys.stderr.write(output.stderr)
     sys.stdout.write(output.stdout)
     raise typer.Exit(output.exit_code)

@@ -14,14 +14,13 @@ from rich.text import Text
 from forensics.records import Analysis, Finding
 from forensics.render.groups import GroupTally
 from forensics.render.markdown import fixed_in_text
+from forensics.render.style import FIXED_WIDTH
 
-_WIDTH = 110
-
-
-def capture_console(buffer: io.StringIO, color: bool) -> Console:
-    """A console printing into `buffer` at a fixed width (same text on any terminal or pipe); ANSI colour
-    only when `color`, and no automatic highlighting of numbers and paths."""
-    return Console(file=buffer, force_terminal=color, no_color=not color, width=_WIDTH, highlight=False)
+def capture_console(buffer: io.StringIO, color: bool, width: int = FIXED_WIDTH) -> Console:
+    """A console printing into `buffer` at `width` (render/style.py decides it: the terminal's, or a fixed
+    one for pipes and files); ANSI colour only when `color`, and no automatic highlighting of numbers and
+    paths."""
+    return Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False)
 
 
 def _where(finding: Finding) -> Table:
@@ -140,8 +139,8 @@ def _finding_panel(finding: Finding, source: str) -> Panel:
                  title_align="left", subtitle_align="right", border_style="red" if finding.severity == "error" else "yellow")
 
 
-def render_text(analyses: Sequence[Analysis], *, color: bool) -> str:
-    writer = TextWriter(color)
+def render_text(analyses: Sequence[Analysis], *, color: bool, width: int = FIXED_WIDTH) -> str:
+    writer = TextWriter(color, width)
     return "".join(writer.add(analysis) for analysis in analyses) + writer.close()
 
 
@@ -150,9 +149,9 @@ class TextWriter:
     for an earlier input is one line, not the same panel twice; after several inputs, a table of the
     failures grouped across them. Holds one finding per distinct failure, not the inputs."""
 
-    def __init__(self, color: bool) -> None:
+    def __init__(self, color: bool, width: int = FIXED_WIDTH) -> None:
         self.buffer = io.StringIO()
-        self.console = capture_console(self.buffer, color)
+        self.console = capture_console(self.buffer, color, width)
         self.explained: dict[str, str] = {}  # fingerprint -> the input whose panel explained it
         self.tally = GroupTally(keep_findings=False)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, List, Optional
 import typer
 
 from forensics.errors import InputError
+from forensics.render.style import wants_color
 
 if TYPE_CHECKING:
     from forensics.render.triage import TriageReport
@@ -84,7 +85,7 @@ def _write(report: TriageReport, format: str, output: Path | None) -> None:
         render.write_parquet(report, str(output))
         return
     if format == "table":
-        text = render.render_table(report, color=output is None and sys.stdout.isatty())
+        text = render.render_table(report, color=output is None and wants_color(sys.stdout))
     else:
         text = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json}[format](report)
     if output is None:
