@@ -4,9 +4,13 @@ user's finding rests on, and checks a near miss that must not produce it."""
 from __future__ import annotations
 
 import json
+import typing
+
+import pytest
 
 from forensics.pipeline import analyze_text
 from forensics.parse import assemble
+from forensics.records import ParsedLog
 
 
 def _parse(text: str):
@@ -172,3 +176,57 @@ def test_a_line_printed_at_an_error_level_is_a_failure_line_without_failure_word
     text = "F external/xla/xla/parse_flags_from_env.cc:224] Unknown flags in XLA_FLAGS: --xla_foo=1\n"
     assert _top_family(text) == "version-skew"
     assert _top_family(text.replace("F external", "I external")) is None
+
+
+# --- every record kind, filed from its shape -------------------------------------------------------------
+
+BANNER = "*" * 60
+# (record kind, input, what the record says, a near miss that files no record of that kind)
+RECORD_KINDS = [
+    ("events", "2024-Jun-26 00:32:47.943821 30294:32381 ERROR  TDRV:tdrv_init could not open",
+     lambda log: [(e.producer, e.component, e.pid, e.message) for e in log.events],
+     [("runtime", "TDRV:tdrv_init", 30294, "could not open")], "ERROR: TDRV could not open"),
+    ("diagnostics", "[INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers\n  to match",
+     lambda log: [(d.code, d.severity, d.message, d.end_line) for d in log.diagnostics],
+     [("NCC_IXLV002", "INTERNAL_ERROR", "Expected core barriers to match", 2)], "[NCC_IXLV] Expected core barriers"),
+    ("ice", f"{BANNER}\nAn Internal Compiler Error has occurred\nError class:    AssertionError\n{BANNER}",
+     lambda log: [(i.error_class, i.line, i.end_line) for i in log.ice], [("AssertionError", 1, 4)],
+     "Error class:    AssertionError"),  # a field with no banner open
+    ("bir", "=== BIR verification failed ===\nReason: Expect int32\nOpcode: Activation",
+     lambda log: [(b.reason, b.opcode, b.end_line) for b in log.bir], [("Expect int32", "Activation", 3)],
+     "Reason: Expect int32"),
+    ("invocations", "neuronx-cc compile --framework XLA model.hlo --target=trn1",
+     lambda log: [(i.target, i.argv[0]) for i in log.invocations], [("trn1", "neuronx-cc")], "neuronx-cc --version"),
+    ("exits", "RuntimeError: neuronx-cc failed with -9", lambda log: [(e.tool, e.code) for e in log.exits],
+     [("neuronx-cc", -9)], "the compile exited early"),
+    ("nrt_statuses", "NRTD response code 'NERR_RESOURCE' (4)",
+     lambda log: [(s.number, s.name) for s in log.nrt_statuses], [(4, "NRT_RESOURCE")], "HTTP response status=200 OK"),
+    ("tracebacks", 'Traceback (most recent call last):\n  File "a.py", line 3, in f\n    g()\nRuntimeError: boom',
+     lambda log: [(t.exception, t.message, [(f.file, f.code) for f in t.frames]) for t in log.tracebacks],
+     [("RuntimeError", "boom", [("a.py", "g()")])], "Please see the traceback above"),
+    ("stacks", "#3  0x00007f3a1c in a::run() from /opt/x/libw.so\n#4  0x00007f3a1d in b::go() from /opt/x/libv.so",
+     lambda log: [(s.syntax, [f.function for f in s.frames]) for s in log.stacks],
+     [("native", ["a::run", "b::go"])], "#include <stdio.h>"),
+    ("outcomes", "bash: line 1:  4242 Killed   neuronx-cc compile",
+     lambda log: [(o.kind, o.process, o.signal) for o in log.outcomes], [("killed", "neuronx-cc", 9)],
+     "the worker was killed"),
+    ("api_calls", "NRT:nrt_load API:IN: (model=x)", lambda log: [(a.api, a.phase) for a in log.api_calls],
+     [("nrt_load", "IN")], "nrt_load API: in progress"),
+    ("packages", "neuronx-cc==2.14.213.0", lambda log: log.environment.packages, {"neuronx-cc": "2.14.213.0"},
+     "numpy==1.26.4"),
+    ("env_vars", 'export NEURON_CC_FLAGS="--auto-cast=none"', lambda log: log.environment.env_vars,
+     {"NEURON_CC_FLAGS": "--auto-cast=none"}, "export PATH=/opt/bin"),
+    ("instance_type", "running on a trn1.32xlarge host", lambda log: log.environment.instance_type, "trn1.32xlarge",
+     "running on a trn1 host"),
+]
+
+
+@pytest.mark.parametrize("kind,text,read,expected,near_miss", RECORD_KINDS, ids=[r[0] for r in RECORD_KINDS])
+def test_every_record_kind_is_filed_and_a_near_miss_files_none(kind, text, read, expected, near_miss):
+    assert read(_parse(text + "\n")) == expected
+    assert not read(_parse(near_miss + "\n"))
+
+
+def test_the_record_kinds_table_covers_every_record_a_parsed_log_holds():
+    lists = {name for name, field in ParsedLog.model_fields.items() if typing.get_origin(field.annotation) is list}
+    assert lists | {"packages", "env_vars", "instance_type"} == {r[0] for r in RECORD_KINDS}
