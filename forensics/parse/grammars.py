@@ -69,6 +69,7 @@ TRANSFORMERS: dict[str, type[Transformer]] = {
     "compiler": CompilerShapes, "runtime": RuntimeShapes, "framework": FrameworkShapes, "traceback": TracebackShapes,
     "environment": EnvironmentShapes, "prefixes": PrefixShapes, "messages": MessageShapes,
 }
+
 TABLES_FILE = Path(__file__).with_name("tables.bin")
 
 
@@ -94,7 +95,7 @@ def prebuilt(name: str, text: str, transformer: Transformer | None = None) -> La
 
 @cache
 def parser(name: str) -> Lark:
-    """The parser of grammar `name`, with its transformer (forensics/parse/transformers.py) built in."""
+    """The parser of grammar `name`, with its transformer (TRANSFORMERS) built in."""
     text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
     transformer = TRANSFORMERS[name]()
     return prebuilt(name, text, transformer) or build(name, text, transformer)
