@@ -27,6 +27,7 @@ from forensics.parse.gates import (
     maybe_untimed_framework,
     timestamped_grammars,
 )
+from forensics.parse.rewrap import rejoined
 from forensics.parse.grammars import parse
 from forensics.parse.messages import COMPILE_END
 from forensics.parse.normalise import GLUED_PROGRESS, MARKDOWN_BOLD, NRT_RECORD_START, strip_prefixes, unescaped, unfold_traceback
@@ -214,8 +215,9 @@ def _api_operation(api: str) -> str:
 
 
 def assemble(source: str, lines: Iterable[tuple[int, str]]) -> tuple[ParsedLog, list[SourceLine]]:
-    """Parse numbered lines into a ParsedLog plus the retained lines (for patterns and evidence)."""
+    """Parse numbered lines into a ParsedLog plus the retained lines (for patterns and evidence); lines a
+    terminal hard-wrapped are joined first (forensics/parse/rewrap.py)."""
     assembler = _Assembler(source)
-    for number, raw in lines:
+    for number, raw in rejoined(lines):
         assembler.feed(number, raw)
     return assembler.finish()

@@ -1,0 +1,66 @@
+"""Lines a terminal hard-wrapped at its width, joined again before anything reads them.
+
+A paste copied from a terminal (or a CI log viewer) breaks every long line at the window's width: a frame
+`File "neuronxcc/starfish/penguin/C` / `ompile.py", line 307`, a message `The number of instructions
+generated (11843392) exceeds the maxi` / `mum allowed per NEFF`. Such a paste shows its width: its longest
+lines all have exactly that length and each goes on in the next line, which an unwrapped log does not do
+(a message repeated with new timestamps can be as long, but the next line starts a record like it). When
+the first lines show a width, a line of exactly that length and the line after it are one line again,
+numbered by its first physical line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import chain, islice
+
+SAMPLE_LINES = 2000  # the lines that decide whether the input was wrapped, and at which width
+MIN_WIDTH = 60  # narrower "widths" are short lines of one shape (a column of numbers), not a terminal
+MIN_WRAPPED = 3  # lines of exactly the width: one or two is chance
+SHAPE_CHARS = 12  # the start of a line that says whether it begins a record like the line before
+
+
+def _shape(text: str) -> str:
+    """How a line starts, digits aside: a log's records start alike (`2024-Jun-02 04:05:36...  ERROR`)."""
+    return "".join("0" if c.isdigit() else c for c in text[:SHAPE_CHARS])
+
+
+def _continues(line: str, following: str | None, width: int) -> bool:
+    """The line was cut at the width and `following` is the rest of it: not a new record that starts like
+    it (a message repeated with new timestamps can be exactly as long as the width by itself)."""
+    if not line or len(line) % width or following is None or not following.strip():
+        return False
+    # An indented line is a line of its own (a frame, a source line).
+    return _shape(following) != _shape(line) and not following.startswith("  ")
+
+
+def wrap_width(lines: list[str]) -> int | None:
+    """The width the lines were wrapped at, or None: the length of the longest lines, when at least
+    MIN_WRAPPED lines have exactly that length and go on in the line after them."""
+    width = max((len(line) for line in lines), default=0)
+    if width < MIN_WIDTH:
+        return None
+    wrapped = sum(len(line) == width and _continues(line, following, width)
+                  for line, following in zip(lines, [*lines[1:], None], strict=True))
+    return width if wrapped >= MIN_WRAPPED else None
+
+
+def rejoined(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """The numbered lines with hard-wrapped ones joined again (unchanged when the input was not wrapped)."""
+    source = iter(lines)
+    head = list(islice(source, SAMPLE_LINES))
+    width = wrap_width([text.rstrip("\r\n") for _, text in head])
+    if width is None:
+        yield from chain(head, source)
+        return
+    pending: tuple[int, str] | None = None
+    for number, text in chain(head, source):
+        body = text.rstrip("\r\n")
+        if pending is not None:
+            if _continues(pending[1], body, width):
+                pending = (pending[0], pending[1] + body)
+                continue
+            yield pending
+        pending = (number, body)
+    if pending is not None:
+        yield pending

@@ -1,0 +1,60 @@
+"""Hard-wrapped pastes (forensics/parse/rewrap.py): a terminal's width is recognised and the lines it cut are
+one line again; a log that was not wrapped, even one repeating a long message, passes through unchanged."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import ALL_SAMPLE_LOGS
+from forensics.ingest import text_lines
+from forensics.parse.rewrap import rejoined, wrap_width
+from perturb import PERTURBATIONS
+
+LOGICAL = [
+    "2024-10-28T17:46:40Z ERROR 9958 [WalrusDriver]: The number of instructions generated (11843392) exceeds "
+    "the maximum allowed per NEFF (5000000). Consider reducing the size of the graph.",
+    '2025-03-14T09:21:37Z ERROR 40712 [neuronx-cc]:   File "neuronxcc/starfish/penguin/Compile.py", line 307, '
+    "in neuronxcc.starfish.penguin.Compile.compile_cu",
+    "short line",
+    "2025-03-14T09:21:38Z ERROR 40712 [neuronx-cc]: a message long enough to be cut by the terminal at eighty "
+    "columns, then once more",
+]
+WRAPPED = "".join(line[i:i + 80] + "\n" for line in LOGICAL for i in range(0, len(line), 80))
+
+
+def test_a_paste_wrapped_at_a_terminals_width_is_joined_again():
+    lines = list(rejoined(text_lines(WRAPPED)))
+    assert [text for _, text in lines] == LOGICAL
+    starts = [1]
+    for line in LOGICAL[:-1]:
+        starts.append(starts[-1] + -(-len(line) // 80))
+    assert [n for n, _ in lines] == starts  # each joined line keeps its first line's number
+
+
+def test_repeated_records_of_one_length_are_not_a_wrap():
+    record = "2024-Jun-02 04:05:36.4289{}   273:478   ERROR   NRT:nrt_load   Unsupported topology: consider using inf2"
+    text = "".join(record.format(i) + "\n" for i in range(10, 15))
+    assert wrap_width([line for _, line in text_lines(text)]) is None
+    assert list(rejoined(text_lines(text))) == list(text_lines(text))
+
+
+def test_a_log_with_a_line_longer_than_the_common_length_was_not_wrapped():
+    assert wrap_width(["x" * 80, "continued here", "y" * 80, "and here", "z" * 80, "more"]) == 80
+    assert wrap_width(["x" * 80, "continued here", "y" * 80, "and here", "z" * 80, "more", "w" * 81]) is None
+    assert wrap_width(["x" * 80, "", "y" * 80, "", "z" * 80, ""]) is None  # a wrap never goes on in a blank line
+
+
+@pytest.mark.parametrize("path", ALL_SAMPLE_LOGS, ids=lambda p: p.name)
+def test_no_sample_log_is_changed_and_its_80_column_wrap_is_undone(path):
+    text = path.read_text(encoding="utf-8", errors="replace")
+    lines = list(text_lines(text))
+    assert [line for _, line in rejoined(lines)] == [line for _, line in lines]
+    wrapped = PERTURBATIONS["hard_wrap_80"](text, random.Random(0))
+    long_lines = [line.expandtabs(8) for _, line in lines if len(line.expandtabs(8)) >= 80]
+    # A line of exactly a multiple of the width cannot be told from a wrapped one; a wrap cut at two spaces
+    # reads as an indented line of its own.
+    if len(long_lines) >= 3 and not any(len(line) % 80 == 0 or any(line[i:i + 2] == "  " for i in range(80, len(line), 80))
+                                        for line in long_lines):
+        assert [line for _, line in rejoined(text_lines(wrapped))] == [line.expandtabs(8) for _, line in lines]
