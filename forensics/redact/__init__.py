@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from forensics.redact.gitleaks import allowed, base_rules, cached_regex, entropy
+from forensics.redact.gitleaks import allowed, base_rules, cached_regex, cue_index, entropy
 from forensics.redact.rules import KINDS, SECRET_KEY_NAME, SHAPES, Rule, neuron_value
 
 PLACEHOLDER_PREFIX = "[redacted:"
@@ -114,12 +114,18 @@ class Redactor:
         only the rules of secrets a line break may cut."""
         lower = text.lower()
         _, global_allow = base_rules()
+        cues, waits = cue_index()
+        present = set(cues.Match(lower) or ())  # None when no cue word is in the text
         spans: list[_Span] = []
         for rank, rule in self._rules():
             if wrapping and not rule.wraps:
                 continue
             cue = rule.cue
-            if isinstance(cue, tuple):
+            wanted = waits[rank] if rank < len(waits) else None
+            if wanted is not None:
+                if wanted and not wanted & present:
+                    continue
+            elif isinstance(cue, tuple):
                 if cue and not any(word in lower for word in cue):
                     continue
             elif not cue(text):

@@ -10,6 +10,9 @@ import re
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
+import re2
 
 from forensics.redact.rules import Rule, neuron_rules
 
@@ -55,6 +58,25 @@ def base_rules() -> tuple[tuple[Rule, ...], dict]:
     }
     gitleaks = [_gitleaks_rule(e) for e in data["rules"] if e["id"] not in _SUPERSEDED]
     return tuple(neuron_rules() + gitleaks), global_allow
+
+
+@lru_cache(maxsize=1)
+def cue_index() -> tuple[Any, tuple[frozenset[int] | None, ...]]:
+    """Every rule's cue words in one RE2 search set (which reports every word found, overlapping ones too),
+    and for each base rule the ids of the words it waits for (None: its cue is a test, not words). A text is
+    scanned once for all ~620 words instead of once a word."""
+    words: dict[str, int] = {}
+    waits: list[frozenset[int] | None] = []
+    for rule in base_rules()[0]:
+        if not isinstance(rule.cue, tuple):
+            waits.append(None)
+            continue
+        waits.append(frozenset(words.setdefault(word, len(words)) for word in rule.cue))
+    search = re2.Set.SearchSet()
+    for word in words:
+        search.Add(re2.escape(word))
+    search.Compile()
+    return search, tuple(waits)
 
 
 def entropy(text: str) -> float:
