@@ -87,8 +87,7 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
     """The signature whose message template a failure line resembles best, when it resembles one enough.
     The input's last line may be cut short (a paste that stops mid-line): it is compared with each
     template's head too."""
-    templated = templates_of(kb)
-    holders = _template_holders(templated)
+    templated, holders = _templates_and_holders(kb)
     failure_lines = [i for i, line in enumerate(retained) if reads_as_failure(line.text)][-TEMPLATE_LINES:]
     claims = []
     for index in failure_lines:
@@ -109,6 +108,20 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
         if best is not None:
             claims.append(Claim(best[2], retained[index].line, end_line, text, how="template", resemblance=best[0]))
     return claims
+
+
+_HOLDERS: dict[int, tuple[KnowledgeBase, list[tuple[Signature, tuple[str, ...]]], dict[str, set[int]]]] = {}
+
+
+def _templates_and_holders(kb: KnowledgeBase) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, set[int]]]:
+    """templates_of(kb) and their holders, built once per knowledge base (a folder run reads thousands of logs)."""
+    cached = _HOLDERS.get(id(kb))
+    if cached is None or cached[0] is not kb:
+        if len(_HOLDERS) >= 8:  # a process rarely holds more than a couple of catalogues; tests build many
+            _HOLDERS.clear()
+        templated = templates_of(kb)
+        cached = _HOLDERS[id(kb)] = (kb, templated, _template_holders(templated))
+    return cached[1], cached[2]
 
 
 def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, set[int]]:
