@@ -152,6 +152,16 @@ def test_a_serving_front_end_relaying_its_workers_lines_is_a_prefix():
     assert _parse("[WARN ] cache folder is read-only\n").tracebacks == []
 
 
+def test_the_level_a_loggers_prefix_gives_a_line_is_its_level():
+    log = _parse("WARNING 11-26 10:00:06 [utils.py:2262] Methods add_lora not implemented in NeuronWorker\n"
+                 "ERROR 12-10 20:13:47 [engine.py:366] RuntimeError: Failed to allocate\n"
+                 "2024-01-01 10:00:00,123::WARNING:root: compile cache lock failed, retrying\n"
+                 "[WARN ] PyProcess - W-100-model-stderr: Traceback (most recent call last):\n")
+    assert log.below_error_lines() == {1, 3} and log.error_lines() == {2}
+    # A relay's level is its own (it reads every stderr line as WARN), not the line's.
+    assert 4 not in log.below_error_lines()
+
+
 def test_pytest_failure_lines_read_as_the_exception_they_show():
     text = "E   ImportError: cannot import name 'export_models' from 'optimum.exporters.neuron.convert'\n"
     assert _parse(text).tracebacks[0].exception == "ImportError"

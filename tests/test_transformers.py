@@ -30,6 +30,7 @@ from forensics.parse.shapes import (
     SgError,
     StatusMention,
     TracebackHeader,
+    Unwrapped,
 )
 from forensics.records import Frame, FrameSyntax
 
@@ -103,10 +104,13 @@ CASES = [
     ("traceback", None, "/build/src/routes.go:44 +0x825", frame("/build/src/routes.go", 44, None, "go")),
     ("traceback", None, "RuntimeError: neuronx-cc failed with -9 ", ExceptionLine("RuntimeError", "neuronx-cc failed with -9")),
     ("traceback", None, "StopIteration", ExceptionLine("StopIteration", "")),
-    # prefixes.lark: the producer's own line behind every wrapper
+    # prefixes.lark: the producer's own line behind every wrapper, and the level a logger's prefix gave it
     ("prefixes", None, "(RayTrainWorker pid=4242) [rank3]: Traceback (most recent call last):",
-     "Traceback (most recent call last):"),
-    ("prefixes", None, "[rank3]: ", ""),
+     Unwrapped("Traceback (most recent call last):")),
+    ("prefixes", None, "[rank3]: ", Unwrapped("")),
+    ("prefixes", None, "ERROR 12-10 20:13:47 [engine.py:366] RuntimeError: x", Unwrapped("RuntimeError: x", "ERROR")),
+    ("prefixes", None, "2024-01-01 10:00:00,123::WARNING: lock failed", Unwrapped("lock failed", "WARNING")),
+    ("prefixes", None, "[WARN ] PyProcess - W-1-model-stderr: RuntimeError: x", Unwrapped("RuntimeError: x")),
     # messages.lark
     ("messages", "diagnostic", "x [INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers [NCC_EOOM001] too",
      CodedMessage("NCC_IXLV002", "Expected core barriers [NCC_EOOM001] too", "INTERNAL_ERROR",
@@ -166,7 +170,7 @@ NEAR_MISSES = [
     ("traceback", None, "#include <stdio.h>", "Frame/native"),
     ("traceback", None, "/home/u/model.py: forward", "Frame/torchscript"),
     ("traceback", None, "/usr/lib/go/doc.go is missing", "Frame/go"),
-    ("prefixes", None, "RuntimeError: (pid 4242) failed", "str"),
+    ("prefixes", None, "RuntimeError: (pid 4242) failed", "Unwrapped"),
     ("messages", "diagnostic", "[NCC_IXLV] Expected core barriers", "CodedMessage"),
     ("messages", "exit_status", "the compile exited early", "ExitCode"),
     ("messages", "nrt_status", "HTTP response status=200 OK", "StatusMention"),
@@ -191,7 +195,7 @@ def every_kind() -> set[str]:
     classes = {name for name, value in vars(shapes).items()
                if isinstance(value, type) and issubclass(value, tuple) and value.__module__ == shapes.__name__}
     producers = {f"ProducerLine/{p}" for p in typing.get_args(shapes.Producer)}
-    return classes - {"ProducerLine"} | producers | {f"Frame/{s}" for s in typing.get_args(FrameSyntax)} | {"str"}
+    return classes - {"ProducerLine"} | producers | {f"Frame/{s}" for s in typing.get_args(FrameSyntax)}
 
 
 @pytest.mark.parametrize("grammar,start,line,expected", CASES, ids=[f"{c[0]}-{kind(c[3])}" for c in CASES])

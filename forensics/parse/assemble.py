@@ -30,7 +30,7 @@ from forensics.parse.gates import (
 from forensics.parse.rewrap import rejoined
 from forensics.parse.grammars import parse
 from forensics.parse.messages import COMPILE_END
-from forensics.parse.normalise import GLUED_PROGRESS, MARKDOWN_BOLD, NRT_RECORD_START, strip_prefixes, unescaped, unfold_traceback
+from forensics.parse.normalise import GLUED_PROGRESS, MARKDOWN_BOLD, NRT_RECORD_START, unescaped, unfold_traceback, unwrap
 from forensics.parse.shapes import CutMark, ProducerLine
 from forensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_SKELETONS, UNGATED_LINES
 from forensics.parse.tracebacks import TracebackReader
@@ -83,11 +83,12 @@ class _Assembler(BlockReader, TracebackReader):
             self._remember_recent(number, raw)
             return
         before = self._record_count()
-        body = strip_prefixes(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
+        body, wrapper_level = unwrap(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
         if body.startswith("**") and (bold := MARKDOWN_BOLD.match(body)):
             body = bold.group(1)
         if self.frame_awaiting_code is not None:
             self._frame_code(body)
+        events = len(self.log.events)
         if self._classify(number, body):
             self._retain(number, raw)
             self.context_left = CONTEXT_LINES
@@ -95,6 +96,10 @@ class _Assembler(BlockReader, TracebackReader):
             self._retain(number, raw)
         else:
             self._remember_recent(number, raw)
+        if wrapper_level and len(self.log.events) == events:
+            # The line's own producer printed no level the grammars read, but its logger's prefix gave one:
+            # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error.
+            self._event(number, ProducerLine("framework", body, level=wrapper_level))
         if skeleton is not None and self._record_count() == before and len(self.uneventful) < MAX_SKELETONS:
             self.uneventful.add(skeleton)
 
@@ -193,7 +198,7 @@ class _Assembler(BlockReader, TracebackReader):
         if not tail:
             return None
         number, segment = tail[-1]
-        body = strip_prefixes(segment.strip())
+        body = unwrap(segment.strip()).line
         if COMPILE_END.search(body):
             return None
         if set(body) == {"."}:

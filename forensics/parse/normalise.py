@@ -11,6 +11,7 @@ import json
 import re
 
 from forensics.parse.grammars import parse
+from forensics.parse.shapes import Unwrapped
 
 # Several NRT records on one physical line (multi-process output): split before each timestamp, or before
 # a `pid:tid LEVEL MODULE:` record head when the processes wrote no timestamp.
@@ -86,8 +87,10 @@ def unfold_traceback(line: str) -> list[str]:
     return [p for p in pieces if p.strip()]
 
 
-def strip_prefixes(segment: str) -> str:
+def unwrap(segment: str) -> Unwrapped:
+    """The producer's own line behind the wrappers (Ray, torchrun, vLLM, Python logging, a relay...), with the
+    level a logger's prefix gave it; the segment itself when no wrapper starts it."""
     if not _PREFIX_START.match(segment):
-        return segment
-    own_line = parse("prefixes", segment)  # what follows the wrappers
-    return own_line if isinstance(own_line, str) else segment
+        return Unwrapped(segment)
+    unwrapped = parse("prefixes", segment)
+    return unwrapped if isinstance(unwrapped, Unwrapped) else Unwrapped(segment)

@@ -21,6 +21,15 @@ Producer = Literal["compiler", "runtime", "framework"]
 # ---------------------------------------------------------------- producer lines (compiler, runtime, framework)
 
 
+class Unwrapped(NamedTuple):
+    """A line behind the wrappers other tools put in front of it (grammars/prefixes.lark): the producer's own
+    line, and the level a logger's prefix gave it (vLLM's `ERROR 12-10 20:13:47 [engine.py:366]`, Python
+    logging's `...,123::WARNING:`); a relay's level (stderr read as WARN) is not the line's."""
+
+    line: str
+    level: str | None = None
+
+
 class ProducerLine(NamedTuple):
     """A record line of a producer's log: a neuronx-cc driver line (or its bare timing line, which has no
     level), an NRT or CCOM line, a framework wrapper, glog or logrus line."""

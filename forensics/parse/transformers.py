@@ -29,6 +29,7 @@ from forensics.parse.shapes import (
     ProducerLine,
     SgError,
     TracebackHeader,
+    Unwrapped,
 )
 from forensics.records import Frame
 
@@ -236,7 +237,14 @@ class EnvironmentShapes(Transformer):
 
 
 class PrefixShapes(Transformer):
-    """grammars/prefixes.lark: the producer's own line behind the wrappers ("" when nothing follows them)."""
+    """grammars/prefixes.lark: the producer's own line behind the wrappers ("" when nothing follows them) and
+    the level a logger's prefix gave it."""
 
-    def start(self, parts: Parts) -> str:
-        return str(parts[-1] or "")
+    def start(self, parts: Parts) -> Unwrapped:
+        level = None
+        for token in parts[:-1]:
+            if token.type == "VLLM":
+                level = token.split(" ", 1)[0]
+            elif token.type == "PYLOG":
+                level = token.rstrip(" \t:").rsplit(":", 1)[-1]
+        return Unwrapped(str(parts[-1] or ""), level)
