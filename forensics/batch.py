@@ -117,7 +117,10 @@ class _Renumbering:
         if not earlier:
             return data
         known = re.compile("|".join(map(re.escape, earlier)))
-        return _walk(data, lambda text: known.sub(lambda m: self.issued[m.group(0)], text))
+        masked = _walk(data, lambda text: known.sub(lambda m: self.issued[m.group(0)], text))
+        if isinstance(masked, dict) and isinstance(data, dict) and "source" in data:
+            masked["source"] = data["source"]  # a path the user named stays as given (redact_analysis)
+        return masked
 
 
 def _replace(value: Any, mapping: dict[str, str]) -> Any:

@@ -140,6 +140,8 @@ class Frame(Record):
                 return "/".join(parts[len(parts) - parts[::-1].index(root):])
         if not path.startswith(("/", "~")) and ":" not in path[:3]:
             return path  # already relative to its package (`neuroncc/starfish/penguin/DotTransform.py`)
+        if parts and parts[0].endswith(":"):
+            parts = parts[1:]  # a Windows drive
         if len(parts) > 2 and parts[0] in ("home", "Users"):
             parts = parts[2:]  # /home/<user>/...: the user's name says nothing about the failure
         return "/".join(parts[-4:])

@@ -22,9 +22,14 @@ FAILURE_WORDS = compile_linear(
 # Words that say outright that something broke, not that something is absent or unsupported ("TVM not
 # available", "weights not initialized" are start-up chatter): a plain line with one of these is a failure
 # even when its producer printed no level.
+# Whole words (`\b` counts `_` as a word character): `exceptiongroup`, `test_error_handling`, `allow_failure`
+# are names, not failures.
 OUTRIGHT_FAILURE = compile_linear(
-    r"(?i)error|fail|fatal|abort|panic|crash|segmentation fault|core dumped|killed|exception|out of memory"
+    r"(?i)\b(?:\w*error|errors?|fail(?:s|ed|ure|ures)?|fatal|abort(?:ed)?|panic(?:ked)?|crash(?:ed|es)?|"
+    r"segmentation fault|core dumped|killed|\w*exception|out of memory)\b"
 )
+# "no exceptions raised", "0 errors": a statement that nothing broke.
+_NOTHING_BROKE = compile_linear(r"(?i)\bno (?:\w+ )?(?:errors?|exceptions?|failures?)\b")
 
 # "Total failed compilations: 0", "0 errors", "no errors found": a count of no failures is a success line.
 # (A `0` ends the count: next comes the end or a character that is neither a word character nor a `.`.)
@@ -41,7 +46,7 @@ def reads_as_failure(text: str) -> bool:
 
 def says_it_failed(text: str) -> bool:
     """The line says outright that something broke (not only that something is missing or unsupported)."""
-    return bool(OUTRIGHT_FAILURE.search(text)) and not ZERO_FAILURES.search(text)
+    return bool(OUTRIGHT_FAILURE.search(text)) and not ZERO_FAILURES.search(text) and not _NOTHING_BROKE.search(text)
 
 
 # The documented naming scheme NCC_<class><component><index>, also printed bare by older compilers (TEN404);

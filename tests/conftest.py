@@ -108,3 +108,11 @@ def another_machine_and_day(log: str) -> str:
     log = re.sub(r"0x[0-9a-fA-F]{6,}", "0x00007F00DEADBEEF", log)
     log = re.sub(r"(\d+\.\d+)GB", lambda m: f"{float(m[1]) + 1.5:.2f}GB", log)
     return log
+
+
+@pytest.fixture(autouse=True)
+def _colour_as_a_pipe(monkeypatch):
+    """Tests compare plain text: a CI runner's FORCE_COLOR (or a developer's NO_COLOR) must not change it.
+    The tests of those variables set them themselves."""
+    for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE"):
+        monkeypatch.delenv(name, raising=False)

@@ -142,3 +142,9 @@ def test_a_report_is_found_by_where_its_error_was_raised_not_only_by_its_words()
     assert exception == "AssertionError"
     assert "transformers_neuronx/decoder.py" in site_text(frames, exception)
     assert site_text([], None) == ""
+
+
+def test_a_windows_home_is_left_out_of_a_failure_site():
+    from forensics.records import Frame
+
+    assert Frame(file="C:\\Users\\bob\\proj\\train\\run.py").package_path == "proj/train/run.py"

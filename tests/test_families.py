@@ -121,6 +121,7 @@ def test_a_log_that_stops_in_the_compilers_own_progress_is_a_compile_that_had_no
     "09/11/2024 09:19:00 AM INFO [neuron-cc]: Compiler status PASS\n",  # the compile finished
     "Saved resnet50_neuron.pt\n",  # the job went on after the compiler's output
     "INFO:Neuron:Compile command returned: 1\n",  # torch-neuron's tracer saw the compiler end
+    "Aborted\n",  # a short last line that is not the head of the line before it: the shell's SIGABRT report
     "09/11/2024 09:19:00 AM ERROR [WalrusDriver.0]: out of memory while spilling\n",  # it failed, not hung
 ])
 def test_a_compile_that_ended_is_not_a_hang(ending):
@@ -267,6 +268,8 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "The metrics GRPC server is unavailable; retrying in 5 s",  # not the runtime daemon
     "ValueError: bf16 is not supported on this CPU",
     "ModuleNotFoundError: No module named 'yaml'",  # not an ImportError of a name inside a module
+    # The user's own circular import, not two releases of the stack.
+    "ImportError: cannot import name 'CONFIG' from partially initialized module 'app.train' (circular import)",
     "No package kernel-headers needed for this image",  # headers named, nothing missing
     "ERROR: Failed command /usr/bin/make install",  # a failed command that is not a compiler stage
     "Unsupported dtype f64 - Please open a support ticket at https://github.com/aws-neuron/aws-neuron-sdk/issues/new",

@@ -73,6 +73,9 @@ def test_a_log_that_says_outright_it_broke_is_never_silent(text):
     "TVM not available\nMXNet not available\n",  # what a tool lacks at start-up is not a failure
     "Some weights of BertModel were not initialized from the model checkpoint\n",
     "Compilation finished: 0 errors, 0 failures\n",
+    "Requirement already satisfied: exceptiongroup>=1.0.0rc8 in ./venv/lib/python3.10/site-packages\n",
+    "Running test_error_handling ... ok\nallow_failure=True errors_seen=2\n",  # names, not failures
+    "no exceptions raised\n",
 ])
 def test_start_up_chatter_with_failure_like_words_stays_silent(text):
     assert analyze_text(text).findings == []

@@ -154,12 +154,19 @@ def test_a_serving_front_end_relaying_its_workers_lines_is_a_prefix():
 
 def test_the_level_a_loggers_prefix_gives_a_line_is_its_level():
     log = _parse("WARNING 11-26 10:00:06 [utils.py:2262] Methods add_lora not implemented in NeuronWorker\n"
-                 "ERROR 12-10 20:13:47 [engine.py:366] RuntimeError: Failed to allocate\n"
+                 "ERROR 12-10 20:13:47 [engine.py:366] EngineCore failed to start\n"
                  "2024-01-01 10:00:00,123::WARNING:root: compile cache lock failed, retrying\n"
                  "[WARN ] PyProcess - W-100-model-stderr: Traceback (most recent call last):\n")
     assert log.below_error_lines() == {1, 3} and log.error_lines() == {2}
     # A relay's level is its own (it reads every stderr line as WARN), not the line's.
     assert 4 not in log.below_error_lines()
+
+
+def test_a_traceback_behind_an_error_prefix_is_one_record_not_an_error_a_line():
+    prefix = "ERROR 12-10 20:13:47 [engine.py:366] "
+    log = _parse("".join(prefix + line + "\n" for line in (
+        "Traceback (most recent call last):", '  File "/x/engine.py", line 9, in run', "    out = self.execute(x)", "")))
+    assert len(log.tracebacks) == 1 and log.error_lines() == set()
 
 
 def test_pytest_failure_lines_read_as_the_exception_they_show():

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from conftest import ALL_SAMPLE_LOGS
-from forensics.ingest import text_lines
+from forensics.ingest import MAX_LINE_CHARS, text_lines
 from forensics.parse.rewrap import rejoined, wrap_width
 from perturb import PERTURBATIONS
 
@@ -58,3 +58,16 @@ def test_no_sample_log_is_changed_and_its_80_column_wrap_is_undone(path):
     if len(long_lines) >= 3 and not any(len(line) % 80 == 0 or any(line[i:i + 2] == "  " for i in range(80, len(line), 80))
                                         for line in long_lines):
         assert [line for _, line in rejoined(text_lines(wrapped))] == [line.expandtabs(8) for _, line in lines]
+
+
+def test_a_join_is_never_longer_than_ingest_lets_a_line_be():
+    # Lines of exactly the width that keep going on: linear work, and no joined line past the cap.
+    lines = ["x" * 80, "a" * 80, "y" * 80, "a" * 80, "z" * 80, *["a" * 79 + " "] * 5000]
+    joined = list(rejoined(enumerate(lines, 1)))
+    assert max(len(text) for _, text in joined) <= MAX_LINE_CHARS
+
+
+def test_a_banner_padded_to_the_width_ends_its_line():
+    banner = "=" * 30 + " short test summary info " + "=" * 25
+    lines = [banner, "ERROR 70 a", "_" * 30 + " test_x " + "_" * 42, "E   x", "=" * 80, "FAILED t"]
+    assert [text for _, text in rejoined(enumerate(lines, 1))] == lines

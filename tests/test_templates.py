@@ -30,3 +30,18 @@ def test_a_coded_message_printed_without_its_code_is_recognised_by_its_template(
 def test_a_near_miss_wording_does_not_reach_the_template():
     line = "2025-01-01T00:00:00Z ERROR 7 [neuronx-cc]: peak usage report failed to write\n"
     assert all(f.signature != "ncc-eoom001-hbm-limit-exceeded" for f in analyze_text(line).findings)
+
+
+def test_a_line_that_could_reach_a_template_is_always_scored_against_it():
+    # Templates are held by their heaviest tokens until what is left cannot reach THRESHOLD: a line made of
+    # every token they are not held by must score below it (exactly at THRESHOLD it must be held).
+    from forensics.knowledge import load_kb
+    from forensics.knowledge.matcher import _template_holders, templates_of
+    from forensics.knowledge.wording import THRESHOLD, resemblance, template_tokens
+
+    templated = templates_of(load_kb())
+    holders = _template_holders(templated)
+    for number, (signature, templates) in enumerate(templated):
+        for template in templates:
+            unheld = {t: w for t, w in template_tokens(template) if number not in holders.get(t, ())}
+            assert resemblance(template, unheld) < THRESHOLD, (signature.id, template)

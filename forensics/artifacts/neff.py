@@ -92,7 +92,14 @@ def read_neff(path: Path | str, device: str | None = None) -> NeffReport:
     codename = next((str(kelf["target"]) for kelf in kelfs if kelf.get("target")), None)
     if not graphs:  # no kelf file: fall back to the folders that hold a def.json
         graphs = [{"name": n.split("/")[0], "definition": n} for n in sorted(sizes) if n.endswith("/def.json")]
-    per_subgraph = {str(g.get("name")): _subgraph(g, documents, sizes) for g in graphs}
+    # Facts once per definition file: a hostile kelf can list thousands of graphs that share one def.json.
+    by_definition: dict[str, SubgraphFacts] = {}
+    per_subgraph = {}
+    for graph in graphs:
+        definition = _definition(graph)
+        if definition not in by_definition:
+            by_definition[definition] = _subgraph(graph, documents, sizes)
+        per_subgraph[str(graph.get("name"))] = by_definition[definition]
 
     target, platforms, generation = CODENAMES.get(codename or "", (None, [], None))
     if codename and generation is None:
@@ -137,7 +144,8 @@ class _Documents:
 
     def get(self, name: str, keep: bool = True) -> dict[str, Any]:
         """The member parsed. `keep=False` for the big per-subgraph members read once (def.json, an engine's
-        json): parsed JSON takes about ten times its text, so only one of them is held at a time."""
+        json): parsed JSON takes about ten times its text, so at most a definition and one engine's json are
+        held at a time."""
         name = posixpath.normpath(name)
         if name in self._parsed:
             return self._parsed[name]
@@ -153,8 +161,12 @@ class _Documents:
         return document
 
 
+def _definition(graph: dict[str, Any]) -> str:
+    return _str(graph.get("definition")) or f"{graph.get('name')}/def.json"
+
+
 def _subgraph(graph: dict[str, Any], documents: _Documents, sizes: dict[str, int]) -> SubgraphFacts:
-    definition = _str(graph.get("definition")) or f"{graph.get('name')}/def.json"
+    definition = _definition(graph)
     folder = posixpath.dirname(definition)
     spec = documents.get(definition, keep=False)
     facts = SubgraphFacts(

@@ -140,7 +140,7 @@ def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dic
             for token, weight in wanted:
                 holders.setdefault(token, set()).add(number)
                 covered += weight
-                if covered > (1 - THRESHOLD) * total:
+                if total - covered < THRESHOLD * total - 1e-9:  # what is left cannot reach THRESHOLD, rounding aside
                     break
     return holders
 

@@ -88,7 +88,6 @@ class _Assembler(BlockReader, TracebackReader):
             body = bold.group(1)
         if self.frame_awaiting_code is not None:
             self._frame_code(body)
-        events = len(self.log.events)
         if self._classify(number, body):
             self._retain(number, raw)
             self.context_left = CONTEXT_LINES
@@ -96,7 +95,7 @@ class _Assembler(BlockReader, TracebackReader):
             self._retain(number, raw)
         else:
             self._remember_recent(number, raw)
-        if wrapper_level and len(self.log.events) == events:
+        if wrapper_level and body.strip() and not block_open and self._record_count() == before:
             # The line's own producer printed no level the grammars read, but its logger's prefix gave one:
             # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error.
             self._event(number, ProducerLine("framework", body, level=wrapper_level))
@@ -191,9 +190,11 @@ class _Assembler(BlockReader, TracebackReader):
         """The line where the log stops in the compiler's own progress output (a compiler log record below
         error level, neuron-cc's progress dots) with no end of the compile after it, although no line said
         that a compile started: the compile had not finished where the log ends. A last line of a few
-        characters (`INFO:Ne`) is a paste cut mid-line: the line before it says where the log ends."""
+        characters that begins like the line before it (`INFO:Ne`) is a paste cut mid-line: that line says
+        where the log ends."""
         tail = list(self.tail)
-        if len(tail) == 2 and len(tail[1][1].strip()) < CUT_LINE and " " not in tail[1][1].strip():
+        last = tail[-1][1].strip() if tail else ""
+        if len(tail) == 2 and len(last) < CUT_LINE and " " not in last and tail[0][1].strip().startswith(last):
             tail.pop()
         if not tail:
             return None

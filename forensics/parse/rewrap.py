@@ -11,8 +11,11 @@ numbered by its first physical line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
+
+from forensics.ingest import MAX_LINE_CHARS
 
 SAMPLE_LINES = 2000  # the lines that decide whether the input was wrapped, and at which width
 MIN_WIDTH = 60  # narrower "widths" are short lines of one shape (a column of numbers), not a terminal
@@ -20,18 +23,24 @@ MIN_WRAPPED = 3  # lines of exactly the width: one or two is chance
 SHAPE_CHARS = 12  # the start of a line that says whether it begins a record like the line before
 
 
+# A banner padded to the terminal's width (pytest's `===== short test summary info =====`) ends a line; a row
+# of stars cut out of a longer line (the compiler's ICE banner behind its log prefix) does not start with one.
+_PADDED_RULE = re.compile(r"^([=_*#~-])\1\1.*\1\1\1$")
+
+
 def _shape(text: str) -> str:
     """How a line starts, digits aside: a log's records start alike (`2024-Jun-02 04:05:36...  ERROR`)."""
     return "".join("0" if c.isdigit() else c for c in text[:SHAPE_CHARS])
 
 
-def _continues(line: str, following: str | None, width: int) -> bool:
-    """The line was cut at the width and `following` is the rest of it: not a new record that starts like
-    it (a message repeated with new timestamps can be exactly as long as the width by itself)."""
-    if not line or len(line) % width or following is None or not following.strip():
+def _continues(start: str, piece: str, following: str | None, width: int) -> bool:
+    """The line that starts with `start` was cut at the width after `piece` (its last piece so far), and
+    `following` is the rest of it: not a new record that starts like it (a message repeated with new
+    timestamps can be exactly as long as the width by itself)."""
+    if len(piece) != width or following is None or not following.strip() or _PADDED_RULE.search(piece):
         return False
     # An indented line is a line of its own (a frame, a source line).
-    return _shape(following) != _shape(line) and not following.startswith("  ")
+    return _shape(following) != _shape(start) and not following.startswith("  ")
 
 
 def wrap_width(lines: list[str]) -> int | None:
@@ -40,7 +49,7 @@ def wrap_width(lines: list[str]) -> int | None:
     width = max((len(line) for line in lines), default=0)
     if width < MIN_WIDTH:
         return None
-    wrapped = sum(len(line) == width and _continues(line, following, width)
+    wrapped = sum(_continues(line, line, following, width)
                   for line, following in zip(lines, [*lines[1:], None], strict=True))
     return width if wrapped >= MIN_WRAPPED else None
 
@@ -53,14 +62,17 @@ def rejoined(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     if width is None:
         yield from chain(head, source)
         return
-    pending: tuple[int, str] | None = None
+    pending: tuple[int, list[str]] | None = None  # the first line's number and the pieces joined so far
+    size = 0
     for number, text in chain(head, source):
         body = text.rstrip("\r\n")
         if pending is not None:
-            if _continues(pending[1], body, width):
-                pending = (pending[0], pending[1] + body)
+            # Joined lines are no longer than ingest lets one line be; past that the rest is a line of its own.
+            if size + len(body) <= MAX_LINE_CHARS and _continues(pending[1][0], pending[1][-1], body, width):
+                pending[1].append(body)
+                size += len(body)
                 continue
-            yield pending
-        pending = (number, body)
+            yield pending[0], "".join(pending[1])
+        pending, size = (number, [body]), len(body)
     if pending is not None:
-        yield pending
+        yield pending[0], "".join(pending[1])
