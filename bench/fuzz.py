@@ -32,8 +32,8 @@ class Tally:
         self.slowest = (0.0, 0)  # (seconds per MB beyond the fixed cost, bytes)
         self.fixed = 0.0  # seconds any call costs
 
-    def timed(self, size: int, seconds: float, fixed: float) -> None:
-        per_mb = max(seconds - fixed, 0.0) / max(size, 1) * 1e6
+    def timed(self, size: int, seconds: float) -> None:
+        per_mb = max(seconds - self.fixed, 0.0) / max(size, 1) * 1e6
         if per_mb > self.slowest[0] and size >= MEASURED_FROM:
             self.slowest = (per_mb, size)
 
@@ -56,7 +56,7 @@ def run(examples: int, start_seed: int) -> Tally:
     # What any call costs whatever its input (the catalogue's lookups, building the findings), measured on a
     # one-line input in this run: the bound is on what an input costs per megabyte beyond that.
     one_line = [(1, "2024-08-15T14:51:41Z ERROR 1 [neuronx-cc]: [NCC_EVRF009] failed")]
-    fixed = tally.fixed = min(seconds(lambda: analyze_lines("<fixed>", iter(one_line)).model_dump_json()) for _ in range(5))
+    tally.fixed = min(seconds(lambda: analyze_lines("<fixed>", iter(one_line)).model_dump_json()) for _ in range(5))
     budget = settings(max_examples=examples, deadline=None, database=None,
                       suppress_health_check=list(HealthCheck))
 
@@ -71,7 +71,7 @@ def run(examples: int, start_seed: int) -> Tally:
             tally.crashes += 1
             print(f"crash: {type(error).__name__}: {error}\n  input: {lines!r}"[:2000])
             return
-        tally.timed(sum(len(line) + 1 for line in lines), took, fixed)
+        tally.timed(sum(len(line) + 1 for line in lines), took)
 
     @seed(start_seed)
     @budget
@@ -96,6 +96,10 @@ def main() -> None:
     started = time.perf_counter()
     tally = run(args.examples, args.seed)
     per_mb, size = tally.slowest
+    if not size:
+        print(f"{tally.inputs} inputs: {tally.crashes} crashes, {tally.leaks} leaks; no input reached "
+              f"{MEASURED_FROM} bytes, so the per-megabyte bound was not measured (give more --examples)")
+        return
     print(f"{tally.inputs} inputs in {time.perf_counter() - started:.0f} s: {tally.crashes} crashes, {tally.leaks} leaks; "
           f"slowest input {per_mb:.2f} s/MB ({size} bytes) beyond a call's fixed {tally.fixed * 1000:.0f} ms, against a bound "
           f"of {SLOW_BOUND} s/MB: "

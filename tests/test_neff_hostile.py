@@ -147,11 +147,13 @@ MEMORY_OVER_PLAIN = 256 * 2**20
 
 def peak_rss(path: Path) -> int:
     """Peak resident memory, in bytes, of `nforensics neff PATH` in a fresh interpreter."""
-    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], capture_output=True); "
-             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
+             "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
     result = subprocess.run([sys.executable, "-c", probe, *NFORENSICS, "neff", str(path)], capture_output=True,
                             text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120, check=True)
-    return int(result.stdout) * 1024  # Linux reports kilobytes
+    returncode, kilobytes = map(int, result.stdout.split())
+    assert returncode in (0, 2), f"{path.name}: exit {returncode}"  # read, or refused with one line: not a crash
+    return kilobytes * 1024  # Linux reports kilobytes
 
 
 def test_no_hostile_neff_costs_more_memory_than_a_bound_over_a_plain_one(tmp_path):

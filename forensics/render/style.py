@@ -10,7 +10,6 @@ the same anywhere (and tests can compare it).
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from typing import TextIO
 
@@ -37,11 +36,16 @@ def wants_color(stream: TextIO, env: Mapping[str, str] = os.environ) -> bool:
         return _color_choice == "always"
     if env.get("NO_COLOR"):
         return False
-    if any(env.get(name, "0") not in ("", "0") for name in ("FORCE_COLOR", "CLICOLOR_FORCE")):
+    if any(env.get(name, "0").lower() not in ("", "0", "false", "no") for name in ("FORCE_COLOR", "CLICOLOR_FORCE")):
         return True
     return _is_terminal(stream)
 
 
 def width_for(stream: TextIO) -> int:
-    """The terminal's width when `stream` is one, else FIXED_WIDTH."""
-    return shutil.get_terminal_size((FIXED_WIDTH, 24)).columns if _is_terminal(stream) else FIXED_WIDTH
+    """The width of the terminal `stream` writes to (stderr's own, not stdout's), else FIXED_WIDTH."""
+    if not _is_terminal(stream):
+        return FIXED_WIDTH
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return FIXED_WIDTH
