@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,9 @@ from forensics.ci import redact_analysis
 from forensics.errors import InputError
 from forensics.ingest import check_readable
 from forensics.pipeline import Artifacts, analyze_path
-from forensics.records import Analysis
-from forensics.redact import MIN_KNOWN, PLACEHOLDER_PREFIX, Redactor
+from forensics.records import Analysis, map_strings
+from forensics.redact import MIN_KNOWN, PLACEHOLDER, PLACEHOLDER_PREFIX, Redactor, placeholder_text
 
-_PLACEHOLDER = re.compile(re.escape(PLACEHOLDER_PREFIX) + r"[a-z0-9-]+\]")
 _CHUNK = 8  # inputs per task sent to a worker: small logs take ~20 ms each, the round trip ~0.1 ms
 _WINDOW = 16  # tasks per worker in one batch: what bounds the results held while the parent writes
 
@@ -107,7 +106,7 @@ class _Renumbering:
             if value not in self.issued:
                 kind = placeholder[len(PLACEHOLDER_PREFIX):-1].rpartition("-")[0]
                 self.per_kind[kind] += 1
-                self.issued[value] = f"{PLACEHOLDER_PREFIX}{kind}-{self.per_kind[kind]}]"
+                self.issued[value] = placeholder_text(kind, self.per_kind[kind])
             if self.issued[value] != placeholder:
                 mapping[placeholder] = self.issued[value]
         data = _replace(data, mapping) if mapping else data
@@ -117,26 +116,15 @@ class _Renumbering:
         if not earlier:
             return data
         known = re.compile("|".join(map(re.escape, earlier)))
-        masked = _walk(data, lambda text: known.sub(lambda m: self.issued[m.group(0)], text))
+        masked = map_strings(data, lambda text: known.sub(lambda m: self.issued[m.group(0)], text))
         if isinstance(masked, dict) and isinstance(data, dict) and "source" in data:
             masked["source"] = data["source"]  # a path the user named stays as given (redact_analysis)
         return masked
 
 
 def _replace(value: Any, mapping: dict[str, str]) -> Any:
-    return _walk(value, lambda text: _PLACEHOLDER.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+    return map_strings(value, lambda text: PLACEHOLDER.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
                  if PLACEHOLDER_PREFIX in text else text)
-
-
-def _walk(value: Any, change: Callable[[str], str]) -> Any:
-    """The JSON-like value with `change` applied to every string in it, keys included."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, dict):
-        return {_walk(k, change): _walk(v, change) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_walk(v, change) for v in value]
-    return value
 
 
 def analyses(specs: Sequence[str], pattern: str = "*", kb_dirs: Sequence[Path | str] = (),

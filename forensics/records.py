@@ -6,11 +6,27 @@ Field names here are a public contract (JSON output, other tools): add, never re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from forensics.fact_records import FactRecord
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """`value` (a record, or records dumped as JSON data) with `change` applied to every string in it: model
+    fields in field order, list items, dict keys and values, each key before its value. What redaction,
+    placeholder renumbering and terminal cleaning walk; the order matters (placeholders number by it)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, BaseModel):
+        return value.model_copy(update={name: map_strings(getattr(value, name), change) for name in type(value).model_fields})
+    if isinstance(value, list):
+        return [map_strings(item, change) for item in value]
+    if isinstance(value, dict):
+        return {map_strings(key, change): map_strings(item, change) for key, item in value.items()}
+    return value
 
 SCHEMA_VERSION = "1.3"  # 1.1 tier, family, confidence, wrapped_by; 1.2 similar_reports, workaround hypotheses; 1.3 record
 

@@ -36,11 +36,9 @@ def test_a_line_that_could_reach_a_template_is_always_scored_against_it():
     # Templates are held by their heaviest tokens until what is left cannot reach THRESHOLD: a line made of
     # every token they are not held by must score below it (exactly at THRESHOLD it must be held).
     from forensics.knowledge import load_kb
-    from forensics.knowledge.matcher import _template_holders, templates_of
     from forensics.knowledge.wording import THRESHOLD, resemblance, template_tokens
 
-    templated = templates_of(load_kb())
-    holders = _template_holders(templated)
+    templated, holders = load_kb().template_index
     for number, (signature, templates) in enumerate(templated):
         for template in templates:
             unheld = {t: w for t, w in template_tokens(template) if number not in holders.get(t, ())}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from os import PathLike
 from pathlib import Path
 from types import ModuleType
@@ -46,6 +46,14 @@ class KnowledgeBase:
     by_exit_code: tuple[Signature, ...] = ()
     families: dict[str, Family] = field(default_factory=dict)  # id -> family, in file-name order
     pack_folders: tuple[str, ...] = ()  # signature packs in load order; their cases/ folders add cases
+
+    @cached_property
+    def template_index(self) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, set[int]]]:
+        """The signatures' message templates and which of them a token may reach (knowledge/matcher.py),
+        built once per catalogue: a folder run matches thousands of logs against it."""
+        from forensics.knowledge.matcher import template_index
+
+        return template_index(self)
 
     def get(self, key: str) -> Signature | None:
         """A signature by id or by code (case-insensitive), as `nforensics codes KEY` looks it up."""

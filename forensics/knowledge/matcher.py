@@ -87,7 +87,7 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
     """The signature whose message template a failure line resembles best, when it resembles one enough.
     The input's last line may be cut short (a paste that stops mid-line): it is compared with each
     template's head too."""
-    templated, holders = _templates_and_holders(kb)
+    templated, holders = kb.template_index
     failure_lines = [i for i, line in enumerate(retained) if reads_as_failure(line.text)][-TEMPLATE_LINES:]
     claims = []
     for index in failure_lines:
@@ -110,18 +110,10 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
     return claims
 
 
-_HOLDERS: dict[int, tuple[KnowledgeBase, list[tuple[Signature, tuple[str, ...]]], dict[str, set[int]]]] = {}
-
-
-def _templates_and_holders(kb: KnowledgeBase) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, set[int]]]:
-    """templates_of(kb) and their holders, built once per knowledge base (a folder run reads thousands of logs)."""
-    cached = _HOLDERS.get(id(kb))
-    if cached is None or cached[0] is not kb:
-        if len(_HOLDERS) >= 8:  # a process rarely holds more than a couple of catalogues; tests build many
-            _HOLDERS.clear()
-        templated = templates_of(kb)
-        cached = _HOLDERS[id(kb)] = (kb, templated, _template_holders(templated))
-    return cached[1], cached[2]
+def template_index(kb: KnowledgeBase) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, set[int]]]:
+    """templates_of(kb) and their holders (KnowledgeBase.template_index keeps them: built once per catalogue)."""
+    templated = templates_of(kb)
+    return templated, _template_holders(templated)
 
 
 def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, set[int]]:

@@ -28,11 +28,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from forensics.records import map_strings
 from forensics.redact.gitleaks import allowed, base_rules, cached_regex, cue_index, entropy
 from forensics.redact.rules import KINDS, SECRET_KEY_NAME, SHAPES, Rule, neuron_value
 
 PLACEHOLDER_PREFIX = "[redacted:"
-_PLACEHOLDER = re.compile(r"\[redacted:[a-z0-9-]+\]")
+PLACEHOLDER = re.compile(re.escape(PLACEHOLDER_PREFIX) + r"[a-z0-9-]+\]")
 
 _USER_HINTS = re.compile(
     r"(?:/home/|/Users/)(?P<u>[^/\s\"':]+)|/tmp/(?P<w>[^/\s\"':]+)/neuroncc_compile_workdir"
@@ -53,6 +54,11 @@ class _Span:
     kind: str
     rank: int
     value: str  # what the placeholder stands for (a wrapped secret without its line break)
+
+
+def placeholder_text(kind: str, number: int) -> str:
+    """The placeholder of the `number`-th value of a kind a run masked: `[redacted:ipv4-2]`."""
+    return f"{PLACEHOLDER_PREFIX}{kind}-{number}]"
 
 
 @dataclass
@@ -91,7 +97,7 @@ class Redactor:
         existing = self.placeholders.get(value)
         if existing is None:
             self._per_kind[kind] += 1
-            existing = self.placeholders[value] = f"{PLACEHOLDER_PREFIX}{kind}-{self._per_kind[kind]}]"
+            existing = self.placeholders[value] = placeholder_text(kind, self._per_kind[kind])
             self._issued[existing] = kind
         return existing
 
@@ -152,7 +158,7 @@ class Redactor:
                                            and match.end(i) > match.start(i)), 0)  # fmt: skip
         start, end = match.span(group)
         secret = text[start:end]
-        if not secret or PLACEHOLDER_PREFIX in secret or _PLACEHOLDER.search(match.group(0)):
+        if not secret or PLACEHOLDER_PREFIX in secret or PLACEHOLDER.search(match.group(0)):
             return None
         if rule.entropy and entropy(secret) <= rule.entropy:
             return None
@@ -226,7 +232,7 @@ class Redactor:
         is still masked, piece by piece. Placeholders already in the text are never touched."""
         taken: list[tuple[int, int]] = []  # sorted, disjoint
         if PLACEHOLDER_PREFIX in text:
-            taken = [m.span() for m in _PLACEHOLDER.finditer(text)]
+            taken = [m.span() for m in PLACEHOLDER.finditer(text)]
         accepted: list[_Span] = []
         for span in sorted(spans, key=lambda s: (s.rank, s.start, -s.end)):
             pieces = [(span.start, span.end)]
@@ -267,7 +273,7 @@ class Redactor:
 
     def _mask(self, text: str, count_until: int | None = None) -> str:
         if PLACEHOLDER_PREFIX in text:  # text this redactor (or one sharing its placeholders) masked before
-            for m in _PLACEHOLDER.finditer(text, 0, len(text) if count_until is None else count_until):
+            for m in PLACEHOLDER.finditer(text, 0, len(text) if count_until is None else count_until):
                 if m.group(0) in self._issued:
                     self.counts[self._issued[m.group(0)]] += 1
         spans = self._spans(text)
@@ -334,13 +340,7 @@ class Redactor:
     def redact_tree(self, value: Any) -> Any:
         """Every string inside dicts and lists redacted, keys too (`"flag:--cache_dir=s3://..."`): a record
         dumped for CI output."""
-        if isinstance(value, str):
-            return self.redact(value)
-        if isinstance(value, dict):
-            return {self.redact(k) if isinstance(k, str) else k: self.redact_tree(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.redact_tree(v) for v in value]
-        return value
+        return map_strings(value, self.redact)
 
     def redact_bytes(self, data: bytes) -> bytes:
         """Mask secrets inside binary files (HLO protobufs) without changing any length.
@@ -365,7 +365,7 @@ class Redactor:
     def carried(self, texts: Iterable[str]) -> dict[str, str]:
         """The placeholders this redactor (or one sharing its placeholders) issued that `texts` carry -> their
         kind, kinds in summary() order: what a text later assembled from these texts counts its masks by."""
-        found = {m.group(0) for text in texts if PLACEHOLDER_PREFIX in text for m in _PLACEHOLDER.finditer(text)}
+        found = {m.group(0) for text in texts if PLACEHOLDER_PREFIX in text for m in PLACEHOLDER.finditer(text)}
         kinds = {placeholder: self._issued[placeholder] for placeholder in found if placeholder in self._issued}
         return dict(sorted(kinds.items(), key=lambda item: (_summary_rank(item[1]), item[0])))
 

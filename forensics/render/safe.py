@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
-from forensics.records import Analysis
+from forensics.records import Analysis, map_strings
 
 # Every quantifier is bounded or unambiguous, so each pattern is linear in its input.
 _ESCAPES = re.compile(
@@ -38,22 +37,12 @@ def terminal_text(text: str) -> str:
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 
-def _walk(value: Any, clean) -> Any:
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, dict):
-        return {_walk(k, clean): _walk(v, clean) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_walk(v, clean) for v in value]
-    return value
-
-
 def terminal_safe(analyses: Sequence[Analysis]) -> list[Analysis]:
     """The analyses with every string passed through `terminal_text` (unchanged ones are not copied)."""
     safe = []
     for analysis in analyses:
         data = analysis.model_dump(mode="json")
-        cleaned = _walk(data, terminal_text)
+        cleaned = map_strings(data, terminal_text)
         safe.append(analysis if cleaned == data else Analysis.model_validate(cleaned))
     return safe
 

@@ -3,27 +3,12 @@ so the same secret keeps the same placeholder in the report, its JSON and URL, t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
 
+from forensics.records import map_strings
 from forensics.redact import Redactor
 from forensics.report.model import BugReport, Redaction
-
-
-def _map_texts(value: Any, change: Callable[[str], str]) -> Any:
-    """`value` with `change` applied to each string in it (model fields, list items, dict keys and values),
-    in field order."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, BaseModel):
-        return value.model_copy(update={name: _map_texts(getattr(value, name), change) for name in type(value).model_fields})
-    if isinstance(value, list):
-        return [_map_texts(item, change) for item in value]
-    if isinstance(value, dict):
-        return {_map_texts(key, change): _map_texts(item, change) for key, item in value.items()}
-    return value
 
 
 def _texts(value: Any) -> list[str]:
@@ -33,7 +18,7 @@ def _texts(value: Any) -> list[str]:
         found.append(text)
         return text
 
-    _map_texts(value, keep)
+    map_strings(value, keep)
     return found
 
 
@@ -43,6 +28,6 @@ def redacted(report: BugReport, redactor: Redactor) -> BugReport:
     if not redactor.enabled:
         return report
     redactor.learn(*_texts(report))  # a user name anywhere (/home/<u>) is masked everywhere (/tmp/<u>/)
-    masked = _map_texts(report, redactor.redact)
+    masked = map_strings(report, redactor.redact)
     placeholders = redactor.carried(_texts(masked))
     return masked.model_copy(update={"redaction": Redaction(enabled=True, placeholders=placeholders)})
