@@ -48,11 +48,13 @@ def oracle(
     timeout: Optional[float] = _TIMEOUT,
     env: List[str] = _ENV,
     cwd: Optional[str] = _CWD,
+    mode: str = typer.Option("interesting", "--mode", help="interesting: exit 0 reproduces, 1 not, 125 untestable "
+                             "(reducers); bisect: 1 reproduces, 0 passes, 125 otherwise (git bisect run)."),
 ) -> None:
-    """Run a command once and judge it: exit 0 reproduces, 1 passes or fails differently, 125 untestable."""
+    """Run a command once and judge it; the exit status depends on --mode (interesting by default)."""
     from forensics.experiments.commands import oracle as judge_once
 
-    output = judge_once(expect, command or [], timeout, env, cwd)
+    output = judge_once(expect, command or [], timeout, env, cwd, mode)
     sys.stdout.write(output.stdout)
     raise typer.Exit(output.exit_code)
 

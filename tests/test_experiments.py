@@ -164,7 +164,7 @@ def test_sweep_text_shows_a_table_and_a_progress_summary(tmp_path):
 
 
 def test_text_output_shows_values_with_brackets_literally(tmp_path):
-    result = cli("sweep", "--expect", "X", "--knob", "buckets=[512/[/]", "--journal", str(tmp_path / "j"),
+    result = cli("sweep", "--expect", "NCC_IXLV002", "--knob", "buckets=[512/[/]", "--journal", str(tmp_path / "j"),
                  "--", "echo", "{buckets}")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "[512/[/]" in result.stdout
@@ -394,7 +394,7 @@ def test_changing_an_input_file_makes_a_new_variant(tmp_path):
     script = tmp_path / "repro.sh"
     script.write_text("echo first\n")
     journal = tmp_path / "j"
-    args = ["sweep", "--expect", "X", "--knob", "n=1", "--journal", str(journal), "--resume", "--", "sh", "repro.sh", "{n}"]
+    args = ["sweep", "--expect", "NCC_IXLV002", "--knob", "n=1", "--journal", str(journal), "--resume", "--", "sh", "repro.sh", "{n}"]
     assert cli(*args, cwd=tmp_path).returncode == 0
     assert cli(*args, cwd=tmp_path).returncode == 0  # resumed: nothing new to run
     assert len(journal_rows(journal)) == 1

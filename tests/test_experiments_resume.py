@@ -59,7 +59,7 @@ def test_kill_9_then_resume_loses_nothing_and_repeats_nothing(tmp_path):
 
 def test_without_resume_a_new_session_runs_everything_again(tmp_path):
     journal = tmp_path / "journal.sqlite"
-    args = ["sweep", "--expect", "X", "--knob", "i=1,2", "--journal", str(journal), "--", *DOUBLE_CMD, "ok", "--v={i}"]
+    args = ["sweep", "--expect", "NCC_IXLV002", "--knob", "i=1,2", "--journal", str(journal), "--", *DOUBLE_CMD, "ok", "--v={i}"]
     assert cli(*args).returncode == 0
     assert cli(*args).returncode == 0
     assert cli(args[0], "--resume", *args[1:]).returncode == 0

@@ -81,7 +81,7 @@ def test_a_run_returns_at_once_and_what_it_left_behind_is_killed(tmp_path, setsi
 def test_sigterm_to_a_sweep_kills_every_run_and_what_they_started(tmp_path):
     pidfile, journal = tmp_path / "pids", tmp_path / "j.sqlite"
     orchestrator = subprocess.Popen(
-        [*NFORENSICS, "sweep", "--expect", "X", "--knob", "i=1,2,3", "--workers", "3", "--journal", str(journal),
+        [*NFORENSICS, "sweep", "--expect", "NCC_IXLV002", "--knob", "i=1,2,3", "--workers", "3", "--journal", str(journal),
          "--timeout", "600", "--", *DOUBLE_CMD, "leave", str(pidfile), "--setsid", "--then", "120", "--v={i}"],
         env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
@@ -99,7 +99,7 @@ def test_sigterm_to_a_sweep_kills_every_run_and_what_they_started(tmp_path):
 def test_sigterm_to_the_oracle_kills_its_run(tmp_path):
     pidfile = tmp_path / "pids"
     oracle = subprocess.Popen(
-        [*NFORENSICS, "oracle", "--expect", "X", "--", *DOUBLE_CMD, "leave", str(pidfile), "--setsid", "--then", "120"],
+        [*NFORENSICS, "oracle", "--expect", "NCC_IXLV002", "--", *DOUBLE_CMD, "leave", str(pidfile), "--setsid", "--then", "120"],
         env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 60
@@ -114,7 +114,7 @@ def test_sigterm_to_the_oracle_kills_its_run(tmp_path):
 
 def test_a_second_resume_of_a_session_in_progress_stops_cleanly(tmp_path):
     journal = tmp_path / "j.sqlite"
-    args = ["sweep", "--expect", "X", "--knob", "i=1..6", "--workers", "1", "--journal", str(journal),
+    args = ["sweep", "--expect", "NCC_IXLV002", "--knob", "i=1..6", "--workers", "1", "--journal", str(journal),
             "--format", "json", "--", *DOUBLE_CMD, "sleep", "0.3", "--v={i}"]  # fmt: skip
     first = subprocess.Popen([*NFORENSICS, args[0], "--resume", *args[1:]], env=ENV,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
@@ -149,7 +149,7 @@ def test_recording_a_run_twice_keeps_the_first_and_does_not_crash(tmp_path):
 def test_scripts_copied_into_run_folders_never_fail_with_text_file_busy(tmp_path):
     (tmp_path / "repro.sh").write_text("#!/bin/sh\nexit 0\n")
     (tmp_path / "repro.sh").chmod(0o755)
-    result = cli("sweep", "--expect", "X", "--knob", "i=1..96", "--workers", "12", "--journal",
+    result = cli("sweep", "--expect", "NCC_IXLV002", "--knob", "i=1..96", "--workers", "12", "--journal",
                  str(tmp_path / "j.sqlite"), "--format", "json", "--", "./repro.sh", "{i}", cwd=tmp_path)  # fmt: skip
     assert result.returncode == 0, result.stderr
     verdicts = [run["verdict"] for run in json.loads(result.stdout)["runs"]]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import shlex
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
 from rich.console import Console
@@ -16,7 +16,7 @@ from rich.console import Console
 from forensics.errors import InputError
 from forensics.experiments import strategies
 from forensics.experiments.journal import Journal, export
-from forensics.experiments.oracle import EXIT_CODES, Expectation, expectation
+from forensics.experiments.oracle import REPRODUCES, Expectation, exit_code, expectation
 from forensics.experiments.plan import DEFAULT_TIMEOUT, Settings, Template, parse_assignment, settings
 from forensics.experiments.runner import (
     Experiment,
@@ -36,16 +36,20 @@ class CommandOutput:
     exit_code: int = 0
 
 
-def oracle(expect: str, command: list[str], timeout: float | None, env: list[str], cwd: str | None) -> CommandOutput:
-    """One run, judged; exit 0 reproduces / 1 passes or fails differently / 125 untestable (git bisect run)."""
+def oracle(expect: str, command: list[str], timeout: float | None, env: list[str], cwd: str | None,
+           mode: str = "interesting") -> CommandOutput:
+    """One run, judged. Exit status per `mode` (oracle.EXIT_CODES): interesting 0 reproduces / 1 does not /
+    125 untestable (reducers); bisect 1 reproduces / 0 passes / 125 otherwise (`git bisect run`)."""
+    exit_code(REPRODUCES, mode)  # an unknown mode is refused before anything runs
     if not command:
         raise InputError("no command to run: give it after `--`")
+    wanted = expectation(expect)
     template = Template(argv=tuple(command), env=tuple(parse_assignment(e, "--env") for e in env), cwd=cwd)
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     with terminate_runs_on_signal():
-        outcome = execute(RunSpec(template.variant({}), expectation(expect), timeout))
+        outcome = execute(RunSpec(template.variant({}), wanted, timeout))
     detail = ", ".join(x for x in (outcome.code, outcome.note, f"{outcome.seconds:.1f} s") if x)
-    return CommandOutput(f"{outcome.verdict} ({detail})\n", exit_code=EXIT_CODES[outcome.verdict])
+    return CommandOutput(f"{outcome.verdict} ({detail})\n", exit_code=exit_code(outcome.verdict, mode))
 
 
 @contextmanager
@@ -85,7 +89,9 @@ def run(strategy: str, options: dict, console: Console, color: bool = False) -> 
         finding = _top_finding(analyze_path(log), log)
         options["expect"] = options.get("expect") or finding.signature
     s = settings(strategy, **options)
-    with terminate_runs_on_signal(), _experiment(s, expectation(s.expect), console) as (exp, session):
+    wanted = expectation(s.expect)  # checked against the catalogue before anything runs
+    s = replace(s, expect=wanted.canonical)  # `IXLV002` and `NCC_IXLV002` are one session to --resume
+    with terminate_runs_on_signal(), _experiment(s, wanted, console) as (exp, session):
         output = _STRATEGIES[strategy](exp, s, fmt, color, *([finding] if strategy == "confirm" else []))
     if csv or parquet:
         export(s.journal, session, csv=csv, parquet=parquet)

@@ -7,9 +7,14 @@ reducer drifts to a new bug (bugpoint's classic failure), so the expected code o
 
 from __future__ import annotations
 
+import difflib
 import signal
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterable
 
+from forensics.errors import InputError
+from forensics.knowledge.order import code_key
 from forensics.knowledge.schema import Verdict
 
 REPRODUCES: Verdict = "REPRODUCES"
@@ -18,8 +23,22 @@ DIFFERENT_FAILURE: Verdict = "DIFFERENT_FAILURE"
 UNTESTABLE: Verdict = "UNTESTABLE"
 VERDICTS: tuple[Verdict, ...] = (REPRODUCES, PASSES, DIFFERENT_FAILURE, UNTESTABLE)
 
-# `git bisect run` convention: 0 good-for-us (reproduces), 1 does not, 125 cannot test.
-EXIT_CODES: dict[Verdict, int] = {REPRODUCES: 0, PASSES: 1, DIFFERENT_FAILURE: 1, UNTESTABLE: 125}
+# What `nforensics oracle` exits with, per `--mode`; 125 is "cannot test" (skip) to git bisect and reducers.
+# interesting: 0 = still interesting (reproduces), the contract of C-Vise, creduce and llvm-reduce scripts.
+# bisect: `git bisect run` hunting the change that introduced a failure, where reproducing is "bad" (1) and
+# passing is "good" (0). A different failure is neither: it may hide the expected one, so it is skipped.
+EXIT_CODES: dict[str, dict[Verdict, int]] = {
+    "interesting": {REPRODUCES: 0, PASSES: 1, DIFFERENT_FAILURE: 1, UNTESTABLE: 125},
+    "bisect": {REPRODUCES: 1, PASSES: 0, DIFFERENT_FAILURE: 125, UNTESTABLE: 125},
+}
+MODES = tuple(EXIT_CODES)
+
+
+def exit_code(verdict: Verdict, mode: str) -> int:
+    """The oracle's exit status for a verdict in `mode` (interesting | bisect)."""
+    if mode not in EXIT_CODES:
+        raise InputError(f"unknown --mode {mode!r}: use interesting (reducers) or bisect (git bisect run)")
+    return EXIT_CODES[mode][verdict]
 
 # Exit statuses that say the run never really happened: the shell could not execute or find the
 # command, or the host killed it (SIGKILL, typically the OOM killer), reported directly or by a shell.
@@ -41,29 +60,58 @@ class Judgement:
 @dataclass(frozen=True)
 class Expectation:
     """The names that count as "the same failure": what the user typed plus, when the knowledge base knows
-    it, the signature id, upstream code and legacy aliases (TEN404 for NCC_ITEN404). `infrastructure`
-    holds the signatures the knowledge base files as environment problems (no device, host OOM kill,
-    driver mismatch, hardware errors): a run that only hit those never tested anything."""
+    it, the signature id, upstream code and legacy aliases (TEN404 for NCC_ITEN404). Names compare as the
+    catalogue compares codes (knowledge.order.code_key: `IXLV002`, `ixlv002` and `NCC_IXLV002` are one).
+    `infrastructure` holds the signatures the knowledge base files as environment problems (no device, host
+    OOM kill, driver mismatch, hardware errors): a run that only hit those never tested anything.
+    `canonical` is the name the journal and the answers use (the catalogue's code, else its signature id)."""
 
     names: frozenset[str]
     infrastructure: frozenset[str] = frozenset()
+    canonical: str = ""
+
+    @cached_property
+    def _keys(self) -> frozenset[str]:
+        return frozenset(code_key(n) for n in self.names)
 
     def matches(self, code: str | None, signature: str | None) -> bool:
-        return any(n and n.casefold() in self.names for n in (code, signature))
+        return any(n and code_key(n) in self._keys for n in (code, signature))
 
 
 def expectation(expect: str) -> Expectation:
+    """Resolve `--expect` against the catalogue and its aliases: a signature id or any of its codes, with or
+    without the NCC_ prefix and in any case. Anything else is an input error naming the nearest known name:
+    a code the catalogue does not know is never a finding's code, so every run would count as a different
+    failure."""
     from forensics.knowledge import load_kb
 
-    wanted = expect.strip().casefold()
-    names = {wanted}
+    wanted = expect.strip()
+    if not wanted:
+        raise InputError("--expect is empty: give a code or signature id, e.g. NCC_IXLV002 (list them with `nforensics codes`)")
     signatures = load_kb().signatures
-    for sig in signatures:
-        known = {n.casefold() for n in (sig.id, sig.code, *sig.aliases) if n}
-        if wanted in known:
-            names |= known
+    known = {sig.id: [n for n in (sig.code, *sig.aliases, *sig.match.codes, sig.id) if n] for sig in signatures}
+    matched = [sid for sid, names in known.items() if code_key(wanted) in {code_key(n) for n in names}]
+    if not matched:
+        raise InputError(f"--expect {wanted}: no signature in the catalogue has this code or id"
+                         f"{_did_you_mean(wanted, known.values())} (list them with `nforensics codes`)")
+    names = {wanted, *(n for sid in matched for n in known[sid])}
     infrastructure = frozenset(sig.id for sig in signatures if sig.status == "environment")
-    return Expectation(frozenset(names), infrastructure)
+    canonical = known[matched[0]][0]  # the upstream code when it has one, else the signature id
+    if code_key(canonical) != code_key(wanted):  # several signatures share the code typed: keep the user's word
+        canonical = next((n for n in known[matched[0]] if code_key(n) == code_key(wanted)), canonical)
+    return Expectation(frozenset(names), infrastructure, canonical)
+
+
+def _did_you_mean(wanted: str, known: Iterable[list[str]]) -> str:
+    """`; did you mean NCC_IXLV002?` for a near miss (a dropped digit, a swapped letter), else nothing."""
+    by_key: dict[str, str] = {}
+    for names in known:
+        for name in names:
+            by_key.setdefault(code_key(name), name)
+            by_key.setdefault(name.upper(), name)
+    close = difflib.get_close_matches(wanted.upper(), list(by_key), n=1, cutoff=0.75)
+    close = close or difflib.get_close_matches(code_key(wanted), list(by_key), n=1, cutoff=0.75)
+    return f"; did you mean {by_key[close[0]]}?" if close else ""
 
 
 def judge(exit_code: int, output: str, expect: Expectation) -> Judgement:
