@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from forensics.experiments.journal import Journal  # noqa: E402
 from forensics.experiments.oracle import expectation  # noqa: E402
 from forensics.experiments.plan import Template  # noqa: E402
-from forensics.experiments.runner import Experiment, LocalBackend  # noqa: E402
+from forensics.experiments.backends import LocalBackend  # noqa: E402
+from forensics.experiments.runner import Experiment  # noqa: E402
 
 
 def experiment(tmp: Path, name: str, workers: int) -> Experiment:

@@ -28,6 +28,13 @@ _PLAN = typer.Option(None, "--plan", help="A TOML plan (command, knobs, cases, i
 _EXP_FORMAT = typer.Option("text", "--format", "-f", help="text or json.")
 _CSV = typer.Option(None, "--csv", help="Also export this session's runs as CSV.")
 _PARQUET = typer.Option(None, "--parquet", help="Also export this session's runs as Parquet.")
+_CORES_PER_RUN = typer.Option(None, "--cores-per-run", help="NeuronCores one run needs (default 1): its slice is "
+                              "NEURON_RT_VISIBLE_CORES and {cores}; the pool is neuron-ls's cores / this.")
+_COMPILE_ONLY = typer.Option(False, "--compile-only", help="Runs need no device (neuronx-cc): no cores, the pool is "
+                             "capped by free host memory / --mem-per-run.")
+_MEM_PER_RUN = typer.Option(None, "--mem-per-run", help="Host memory one compile-only run may take (default 8G).")
+_BACKEND = typer.Option(None, "--backend", help="local (a pool on this host, default) or ray.")
+_ADDRESS = typer.Option(None, "--address", help="Ray cluster: auto or ray://HOST:PORT (default: start a local one).")
 
 
 def _experiment(strategy: str, options: dict) -> None:
@@ -67,6 +74,8 @@ def sweep(
     inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
     journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
     plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
+    cores_per_run: Optional[int] = _CORES_PER_RUN, compile_only: bool = _COMPILE_ONLY, mem_per_run: Optional[str] = _MEM_PER_RUN,
+    backend: Optional[str] = _BACKEND, address: Optional[str] = _ADDRESS,
 ) -> None:
     """Run the full matrix of knob values and judge every variant."""
     _experiment("sweep", locals())
@@ -80,6 +89,8 @@ def bisect(
     inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
     journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
     plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
+    cores_per_run: Optional[int] = _CORES_PER_RUN, compile_only: bool = _COMPILE_ONLY, mem_per_run: Optional[str] = _MEM_PER_RUN,
+    backend: Optional[str] = _BACKEND, address: Optional[str] = _ADDRESS,
 ) -> None:
     """Find the smallest value of an ordered knob that reproduces, in at most ceil(log2(n))+2 runs."""
     _experiment("bisect", locals())
@@ -93,6 +104,8 @@ def reduce(
     inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
     journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
     plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
+    cores_per_run: Optional[int] = _CORES_PER_RUN, compile_only: bool = _COMPILE_ONLY, mem_per_run: Optional[str] = _MEM_PER_RUN,
+    backend: Optional[str] = _BACKEND, address: Optional[str] = _ADDRESS,
 ) -> None:
     """Delta debugging (ddmin): a 1-minimal subset of --items that still reproduces; `{items}` in the command."""
     _experiment("reduce", locals())
@@ -107,6 +120,8 @@ def confirm(
     inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
     journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
     format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
+    cores_per_run: Optional[int] = _CORES_PER_RUN, compile_only: bool = _COMPILE_ONLY, mem_per_run: Optional[str] = _MEM_PER_RUN,
+    backend: Optional[str] = _BACKEND, address: Optional[str] = _ADDRESS,
 ) -> None:
     """Diagnose LOG, then run the knowledge base's checks for it: each hypothesis confirmed or refuted."""
     _experiment("confirm", locals())

@@ -18,9 +18,10 @@ from forensics.experiments import strategies
 from forensics.experiments.journal import Journal, export
 from forensics.experiments.oracle import REPRODUCES, Expectation, exit_code, expectation
 from forensics.experiments.plan import DEFAULT_TIMEOUT, Settings, Template, parse_assignment, settings
+from forensics.experiments.slots import plan_pool, starvation
+from forensics.experiments.backends import make_backend
 from forensics.experiments.runner import (
     Experiment,
-    LocalBackend,
     RunSpec,
     VariantResult,
     execute,
@@ -52,16 +53,26 @@ def oracle(expect: str, command: list[str], timeout: float | None, env: list[str
     return CommandOutput(f"{outcome.verdict} ({detail})\n", exit_code=exit_code(outcome.verdict, mode))
 
 
+# Exit status when most runs were untestable for lack of a resource (slots.starvation): whatever the
+# strategy concluded, it tested next to nothing.
+EXIT_STARVED = 3
+
+
 @contextmanager
 def _experiment(s: Settings, expect: Expectation, console: Console) -> Iterator[tuple[Experiment, int]]:
+    pool = plan_pool(s.workers, s.cores_per_run, s.compile_only, s.mem_per_run)
+    for warning in pool.warnings:
+        console.print(f"nforensics: warning: {warning}", markup=False, highlight=False)
     journal = Journal(s.journal)
-    backend = LocalBackend(s.workers)
+    backend = None
     try:
+        backend = make_backend(s.backend, pool, s.address)
         session = journal.open_session(s.strategy, s.expect, s.identity(), s.resume)
-        with ProgressBar(console, s.strategy) as bar:
-            yield Experiment(journal, session, backend, expect, s.timeout, s.repeat, bar), session
+        with ProgressBar(console, s.strategy, getattr(backend, "why", pool.why)) as bar:
+            yield Experiment(journal, session, backend, expect, s.timeout, s.repeat, bar, pool.cores_per_run), session
     finally:
-        backend.close()
+        if backend is not None:
+            backend.close()
         journal.close()
 
 
@@ -93,6 +104,10 @@ def run(strategy: str, options: dict, console: Console, color: bool = False) -> 
     s = replace(s, expect=wanted.canonical)  # `IXLV002` and `NCC_IXLV002` are one session to --resume
     with terminate_runs_on_signal(), _experiment(s, wanted, console) as (exp, session):
         output = _STRATEGIES[strategy](exp, s, fmt, color, *([finding] if strategy == "confirm" else []))
+        starved = starvation(exp.records())
+    if starved:
+        output.stderr += f"nforensics: warning: {starved}\n"
+        output.exit_code = EXIT_STARVED
     if csv or parquet:
         export(s.journal, session, csv=csv, parquet=parquet)
     return output

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from forensics.errors import InputError
 from forensics.experiments.runner import Variant
+from forensics.experiments.slots import CORES, parse_size
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -110,6 +111,11 @@ class PlanFile(BaseModel):
     timeout: float | None = None
     repeat: int | None = None
     workers: int | None = None
+    cores_per_run: int | None = None
+    compile_only: bool | None = None
+    mem_per_run: str | int | None = None
+    backend: str | None = None
+    address: str | None = None
 
 
 def load_plan(path: str | None) -> tuple[PlanFile, Path]:
@@ -166,6 +172,11 @@ class Settings:
     workers: int | None
     journal: str
     resume: bool
+    cores_per_run: int | None = None  # None: 1, or what --cores-per-run / the plan says
+    compile_only: bool = False  # runs need no NeuronCore, only host memory (pool capped by mem_per_run)
+    mem_per_run: int | None = None  # bytes of host memory one compile-only run may take
+    backend: str = "local"
+    address: str | None = None
 
     def identity(self) -> dict:
         """What makes two invocations the same plan (so `--resume` continues the right session)."""
@@ -191,6 +202,11 @@ def settings(
     journal: str | None = None,
     resume: bool = False,
     plan: str | None = None,
+    cores_per_run: int | None = None,
+    compile_only: bool = False,
+    mem_per_run: str | None = None,
+    backend: str | None = None,
+    address: str | None = None,
 ) -> Settings:
     """Merge command-line values (None = not given) over the plan file; validate; build the template."""
     spec, base = load_plan(plan)
@@ -235,6 +251,9 @@ def settings(
     timeout = timeout if timeout is not None else spec.timeout if spec.timeout is not None else DEFAULT_TIMEOUT
     if timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds")
+    compile_only = bool(compile_only or spec.compile_only or Path(argv[0]).name == "neuronx-cc")
+    _check_cores(template, knob_values, cases, compile_only)
+    size = mem_per_run if mem_per_run is not None else spec.mem_per_run
     return Settings(
         strategy=strategy,
         expect=expect or "",
@@ -244,10 +263,23 @@ def settings(
         items=item_list,
         timeout=timeout,
         repeat=repeat,
-        workers=workers or spec.workers,
+        workers=workers if workers is not None else spec.workers,
         journal=journal or DEFAULT_JOURNAL,
         resume=resume,
+        cores_per_run=cores_per_run if cores_per_run is not None else spec.cores_per_run,
+        compile_only=compile_only,
+        mem_per_run=parse_size(str(size)) if size is not None else None,
+        backend=backend or spec.backend or "local",
+        address=address or spec.address,
     )
+
+
+def _check_cores(template: Template, knobs: dict[str, list[str]], cases: list[dict[str, str]], compile_only: bool) -> None:
+    """`{cores}` is filled per run with its NeuronCore slice: not a knob, and meaningless without the device."""
+    if CORES in knobs or any(CORES in c for c in cases):
+        raise InputError(f"{{{CORES}}} is filled per run with its NeuronCore slice: name the knob otherwise")
+    if compile_only and CORES in template.placeholders():
+        raise InputError(f"compile-only runs get no NeuronCores: remove {{{CORES}}} from the command")
 
 
 def _declared_input(origin: Path, path: str, copy: bool) -> tuple[str, str]:

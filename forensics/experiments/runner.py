@@ -3,8 +3,9 @@
 One run = one `RunSpec` -> `execute()` -> `Outcome`: its own temporary directory, its own process group
 (start_new_session), a timeout that kills the whole group, stdout and stderr kept. `execute` is a plain
 function of a picklable spec so a cluster backend (Ray: `ray.remote(execute)`) can run it elsewhere;
-`LocalBackend` runs it on a local pool. `Experiment` adds the journal: each result is written as soon as
-it finishes, an identical variant is never run twice in a session, and `--resume` continues a session.
+forensics/experiments/backends.py runs it on a local pool or on Ray. `Experiment` adds the journal: each
+result is written as soon as it finishes, an identical variant is never run twice in a session, and
+`--resume` continues a session.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ import threading
 import time
 import uuid
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Iterable, Iterator, Protocol, Sequence
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, Protocol
 
 from forensics.procs import RUN_MARK, Tail, drain, kill_tree, spawn, writing
+from forensics.experiments.slots import CORES, VISIBLE_CORES
 from forensics.experiments.oracle import (
     REPRODUCES,
     UNTESTABLE,
@@ -36,9 +37,11 @@ from forensics.experiments.oracle import (
     judge,
 )
 
-if TYPE_CHECKING:  # the journal imports this module
+if TYPE_CHECKING:  # the journal and the backends import this module
+    from forensics.experiments.backends import Backend
     from forensics.experiments.journal import Journal, RunRecord
 
+CORES_PLACEHOLDER = f"{{{CORES}}}"
 OUTPUT_CAP = 256 * 1024  # bytes of stdout/stderr kept per run: the tail, where failures are printed
 LINK_ABOVE = 64 * 1024 * 1024  # input files larger than this are symlinked into a run's directory, not copied
 
@@ -94,6 +97,8 @@ class RunSpec:
     expect: Expectation
     timeout: float | None
     attempt: int = 0
+    cores: int = 0  # NeuronCores the run needs (0: compile-only, no device); a backend schedules by it
+    visible_cores: str | None = None  # the slice the backend gave this run: NEURON_RT_VISIBLE_CORES, {cores}
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,11 @@ def execute(spec: RunSpec) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="nforensics-run-") as run_dir:
         mark = uuid.uuid4().hex
         env = {k: v for k, v in os.environ.items() if k not in variant.unset_env}
-        env.update(variant.env)
+        argv = variant.argv
+        if spec.visible_cores is not None:  # an explicit --env NEURON_RT_VISIBLE_CORES=... still wins
+            env[VISIBLE_CORES] = spec.visible_cores
+            argv = tuple(a.replace(CORES_PLACEHOLDER, spec.visible_cores) for a in argv)
+        env.update((k, v.replace(CORES_PLACEHOLDER, spec.visible_cores or "")) for k, v in variant.env)
         env["TMPDIR"] = run_dir  # compiler workdirs stay inside the run too
         env[RUN_MARK] = mark  # inherited by everything the run starts, even past setsid
         try:
@@ -182,11 +191,11 @@ def execute(spec: RunSpec) -> Outcome:
         except OSError as exc:
             return _untestable(f"cannot copy input {exc.filename}: {exc.strerror}", started)
         try:
-            proc = spawn(variant.argv, cwd=variant.cwd or run_dir, env=env, stdin=subprocess.DEVNULL,
+            proc = spawn(argv, cwd=variant.cwd or run_dir, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
         except OSError as exc:
             reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror
-            return _untestable(f"{reason}: {variant.argv[0]}", started)
+            return _untestable(f"{reason}: {argv[0]}", started)
         with _live_lock:
             _live[proc.pid] = mark
         out, err = Tail(OUTPUT_CAP), Tail(OUTPUT_CAP)
@@ -215,41 +224,6 @@ def execute(spec: RunSpec) -> Outcome:
         return Outcome(UNTESTABLE, None, None, seconds, f"timeout after {spec.timeout:g} s", stdout, stderr)
     judgement = judge(proc.returncode, stdout + "\n" + stderr, spec.expect)
     return Outcome(judgement.verdict, judgement.code, proc.returncode, seconds, judgement.note, stdout, stderr)
-
-
-class Backend(Protocol):
-    """Where runs execute. A cluster backend implements the same interface."""
-
-    workers: int  # how many runs it takes at a time (reducers batch their candidates by it)
-
-    def run(self, specs: Sequence[RunSpec]) -> Iterator[tuple[RunSpec, Outcome]]:
-        """Yield each spec with its outcome as soon as it finishes (completion order)."""
-
-    def close(self) -> None: ...
-
-
-class LocalBackend:
-    """A local pool: `workers` runs at a time. Threads only wait on child processes, so they are enough."""
-
-    def __init__(self, workers: int | None = None) -> None:
-        self.workers = max(1, workers or os.cpu_count() or 1)
-        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="nforensics-run")
-
-    def run(self, specs: Sequence[RunSpec]) -> Iterator[tuple[RunSpec, Outcome]]:
-        pending: dict[Future, RunSpec] = {self._pool.submit(execute, s): s for s in specs}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield pending.pop(future), future.result()
-        finally:
-            if pending:  # interrupted (Ctrl-C, error): stop queued runs and kill those in flight
-                for future in pending:
-                    future.cancel()
-                kill_running()
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass
@@ -312,6 +286,7 @@ class Experiment:
     timeout: float | None = None
     repeat: int = 1
     observer: Observer | None = None
+    cores: int = 0  # NeuronCores each run needs (0: compile-only)
     _done: dict[tuple[str, int], RunRecord] = field(default_factory=dict)
     _keys: dict[Variant, str] = field(default_factory=dict)
     tested: set[str] = field(default_factory=set)  # distinct variants this strategy asked about
@@ -334,7 +309,7 @@ class Experiment:
             for attempt in range(self.repeat):
                 if (key, attempt) in self._done or (key, attempt) in todo:
                     continue
-                todo[(key, attempt)] = RunSpec(variant, self.expect, self.timeout, attempt)
+                todo[(key, attempt)] = RunSpec(variant, self.expect, self.timeout, attempt, self.cores)
         if self.observer:
             self.observer.planned(len(todo))
         for spec, outcome in self.backend.run(list(todo.values())):
@@ -348,6 +323,11 @@ class Experiment:
             key = self.key(variant)
             results.append(combine(variant, [self._done[(key, a)] for a in range(self.repeat)]))
         return results
+
+
+    def records(self) -> list[RunRecord]:
+        """Every run behind the variants this strategy asked about (this invocation's and resumed ones)."""
+        return [r for (key, _), r in self._done.items() if key in self.tested]
 
 
 def _pipe(stream: IO[bytes] | None) -> IO[bytes]:

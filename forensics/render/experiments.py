@@ -18,9 +18,11 @@ _STATUS_STYLE = {"confirmed": "bold green", "refuted": "red", "inconclusive": "y
 
 
 class ProgressBar:
-    """Runs done / planned, a count per verdict and the ETA."""
+    """Runs done / planned, a count per verdict and the ETA; `detail` (where the runs go: the pool's slots)
+    is one line above the bar."""
 
-    def __init__(self, console: Console, label: str) -> None:
+    def __init__(self, console: Console, label: str, detail: str = "") -> None:
+        self._detail = detail
         self._counts: Counter[str] = Counter()
         self._total = 0
         self._progress = Progress(
@@ -45,6 +47,9 @@ class ProgressBar:
         self._progress.update(self._task, advance=1, counts=counts)
 
     def __enter__(self) -> "ProgressBar":
+        if self._detail:
+            self._progress.console.print(f"{self._progress.tasks[0].description}: {self._detail}", markup=False,
+                                         highlight=False, style="dim")
         self._progress.start()
         return self
 

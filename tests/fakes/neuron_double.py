@@ -18,6 +18,13 @@ Scenarios (first argument); unknown extra arguments are taken as compiler flags:
                                            seed 004: NCC_ITEN404 for a 7x7 backward conv on trn1
   other                                    a different compiler error (NCC_EOOM001)
   nodevice | hostoom                       infrastructure: no Neuron device; the compiler OOM-killed (-9)
+  device DIR --hold S [sendrecv knobs]     a run on the device: takes the NeuronCores in NEURON_RT_VISIBLE_CORES
+                                           (all NEURON_DOUBLE_CORES cores when unset, none when that is 0)
+                                           with one lock file per
+                                           core in DIR; a core already taken fails the way the runtime does
+                                           ("NeuronCore(s) not available"). DIR/device.jsonl records every
+                                           run's cores, start and end, so tests can count overlaps. Then it
+                                           holds the cores S seconds and behaves like `sendrecv`
   ok | sleep S | oom | flaky COUNTER       runner mechanics: pass, pass after S seconds, SIGKILL itself,
                                            alternate IXLV002 / pass on successive runs
   leave PIDFILE [--setsid] [--then S]      runner mechanics: leave a `sleep 120` behind (in its own session
@@ -122,6 +129,37 @@ def hostoom() -> int:
     return 1
 
 
+def device(a) -> int:
+    import fcntl
+    import json
+
+    visible = os.environ.get("NEURON_RT_VISIBLE_CORES")
+    cores: list[int] = []
+    for part in (visible or f"0-{int(os.environ.get('NEURON_DOUBLE_CORES', '1')) - 1}").split(","):
+        if part.endswith("--1"):  # NEURON_DOUBLE_CORES=0: a host without cores (compile-only runs)
+            break
+        lo, _, hi = part.partition("-")
+        cores.extend(range(int(lo), int(hi or lo) + 1))
+    held = []
+    for core in cores:
+        lock = open(os.path.join(a.dir, f"core-{core}.lock"), "a")  # noqa: SIM115 - held until we exit
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            say(f"2026-Mar-02 10:15:42.0044 {os.getpid()}:{os.getpid()} ERROR   NRT:nrt_allocate_neuron_cores"
+                f"               NeuronCore(s) not available - Requested:nc{cores[0]}-nc{cores[-1]} Available:0",
+                f"2026-Mar-02 10:15:42.0045 {os.getpid()}:{os.getpid()} ERROR   NRT:nrt_init"
+                "                                Failed to initialize devices, error:5")  # fmt: skip
+            return 1
+        held.append(lock)
+    record = {"pid": os.getpid(), "cores": cores, "start": time.time()}
+    time.sleep(a.hold)
+    record["end"] = time.time()
+    with open(os.path.join(a.dir, "device.jsonl"), "a") as f:
+        f.write(json.dumps(record) + "\n")
+    return sendrecv(a)
+
+
 def flaky(counter: str) -> int:
     runs = int(open(counter).read()) if os.path.exists(counter) else 0
     with open(counter, "w") as f:
@@ -142,6 +180,11 @@ def main(argv: list[str]) -> int:
     p = sub.add_parser("sendrecv")
     p.add_argument("--n-layers", type=int, required=True)
     p.add_argument("--out-dim", type=int, required=True)
+    p = sub.add_parser("device")
+    p.add_argument("dir")
+    p.add_argument("--hold", type=float, default=0.0)
+    p.add_argument("--n-layers", type=int, default=1)
+    p.add_argument("--out-dim", type=int, default=128)
     p = sub.add_parser("nxdi")
     p.add_argument("--pipeline", choices=["standalone", "trace", "nxdi"], required=True)
     p.add_argument("--matmuls", type=int, required=True)
@@ -178,7 +221,7 @@ def main(argv: list[str]) -> int:
         time.sleep(a.seconds)
         return compiled()
     handlers = {
-        "sendrecv": lambda: sendrecv(a), "nxdi": lambda: nxdi(a), "chained": lambda: chained(a),
+        "sendrecv": lambda: sendrecv(a), "device": lambda: device(a), "nxdi": lambda: nxdi(a), "chained": lambda: chained(a),
         "bf16": lambda: bf16(a, flags), "conv": lambda: conv(a), "other": other, "ok": compiled,
         "nodevice": nodevice, "hostoom": hostoom,
         "flaky": lambda: flaky(a.counter),
