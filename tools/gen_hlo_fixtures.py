@@ -13,7 +13,7 @@ jax is not a dependency of nforensics and this is not part of CI; run it by hand
 The modules stand for the seed failures' graphs: a 7x7 stride-2 convolution and its gradient (seed 003,
 NCC_ITEN404), a bf16 model with f32 islands (the XLA_USE_BF16 activation-table seed), one custom kernel
 called twice in one graph (seed 000, NCC_IXLV002), collectives with replica groups, a graph of a few thousand
-instructions, and bounded dynamic shapes.
+instructions, bounded dynamic shapes and iota replica groups.
 """
 
 from __future__ import annotations
@@ -124,6 +124,9 @@ def _modules():  # noqa: C901 - one small function per fixture, kept together so
     yield "dynamic", DYNAMIC_TEXT, ("bounded dynamic shapes (f32[<=8,4]): jax on CPU does not lower them, so this module "
                                     "is HLO text written here and parsed and re-serialised by jaxlib's own HLO parser "
                                     "(jaxlib._hlo.hlo_module_from_text)")
+    yield "iota_groups", IOTA_TEXT, ("all-reduces whose replica groups are written in the iota form ([2,2]<=[4] and "
+                                     "[2,2]<=[2,2]T(1,0)), which jax does not print; HLO text written here and "
+                                     "re-serialised by jaxlib's HLO parser like `dynamic`")
 
 
 DYNAMIC_TEXT = """HloModule dynamic_rows
@@ -135,6 +138,23 @@ ENTRY main {
   doubled = f32[<=8,4]{1,0} add(bounded, bounded)
   size = s32[] get-dimension-size(doubled), dimensions={0}
   ROOT out = (f32[<=8,4]{1,0}, s32[]) tuple(doubled, size)
+}
+"""
+
+
+IOTA_TEXT = """HloModule iota_groups
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT sum = f32[] add(x, y)
+}
+
+ENTRY main {
+  p = f32[8]{0} parameter(0)
+  rows = f32[8]{0} all-reduce(p), channel_id=1, replica_groups=[2,2]<=[4], use_global_device_ids=true, to_apply=add
+  ROOT columns = f32[8]{0} all-reduce(rows), channel_id=2, replica_groups=[2,2]<=[2,2]T(1,0),
+    use_global_device_ids=true, to_apply=add
 }
 """
 
@@ -190,8 +210,9 @@ For each module, `jax.jit(f).lower(*shapes).compiler_ir("hlo").as_hlo_module()` 
 The large module is gzipped (`.hlo.gz`, `.pb.gz`, gzip mtime 0). The custom-call module is built with
 `jax.ffi.ffi_call(target, ..., custom_call_api_version=1, legacy_backend_config=...)`: a real custom-call whose
 target is `AwsNeuronCustomNativeKernel` (never executed: lowering does not need the target registered).
-`dynamic` is HLO text written in the script (jax on CPU does not lower bounded dynamic shapes), parsed by
-jaxlib's own HLO parser (`jaxlib._hlo.hlo_module_from_text`) and written back by XLA in both forms.
+`dynamic` and `iota_groups` are HLO text written in the script (jax on CPU lowers neither bounded dynamic
+shapes nor iota replica groups), parsed by jaxlib's own HLO parser (`jaxlib._hlo.hlo_module_from_text`) and
+written back by XLA in both forms.
 The metadata's source lines (the stack-frame index) point into this generator as it sat on the machine that ran
 it ({script}); "instructions" counts the lines of the text that define one.
 
