@@ -81,6 +81,9 @@ CASES = [
      {("SEVERITY_TAG", "[INTERNAL_ERROR]"), ("CODE", "NCC_IXLV002")}),
     ("messages", "diagnostic", "loc(fused[1]): error: [NCC_EVRF029] Operation sort is not supported", "mlir_coded",
      {("LOC", "fused[1]"), ("CODE", "NCC_EVRF029")}),
+    ("messages", "bare_diagnostic", "RuntimeError: NCC_EVRF029: Operation sort", "bare_diagnostic",
+     {("BARE_CODE", "NCC_EVRF029"), ("TEXT", ": Operation sort")}),
+    ("messages", "named_status", "the run returned NRT_TIMEOUT again", "named_status", {("STATUS_NAME", "NRT_TIMEOUT")}),
     ("messages", "exit_status", "neuronx-cc failed with 70 (see the log)", "exit_status", {("TEXT", " (see the log)")}),
     ("messages", "exit_status", "RuntimeError: neuronx-cc failed with -9", "failed_with", {("INT", "-9")}),
     ("messages", "exit_status", "Subcommand returned with exitcode=70", "exitcode", {("INT", "70")}),
@@ -155,6 +158,9 @@ NEAR_MISSES = [
     ("messages", "exit_status", "neuronx-cc failed with an error", "failed_with"),
     ("messages", "exit_status", "returned with exitcode 70", "exitcode"),  # no `=`
     ("messages", "exit_status", "died with SIGKILL", "died_with"),
+    ("messages", "bare_diagnostic", "see [NCC_IXLV002] above", "bare_diagnostic"),  # bracketed: `diagnostic`'s
+    ("messages", "bare_diagnostic", "NCC_IXLV02 and MYNCC_IXLV002", "bare_diagnostic"),  # two digits; inside a word
+    ("messages", "named_status", "nrt_execute returned an error", "named_status"),  # an API name, not a status
     ("messages", "exit_status", "the compile exited early", "nonzero"),
     ("messages", "nrt_status", "the status of the model is unknown", "nrt_status"),
     ("messages", "nrt_status", "err: none", "err_number"),

@@ -175,6 +175,30 @@ def test_pytest_failure_lines_read_as_the_exception_they_show():
     assert _parse("E: Unable to locate package foo\n").tracebacks == []  # apt's `E:` is not pytest's
 
 
+
+EXCEPTION_GROUP = """\
+  + Exception Group Traceback (most recent call last):
+  |   File "/srv/vllm/vllm/engine/async_llm_engine.py", line 498, in run_engine_loop
+  |     done = await asyncio.wait_for(self.engine_step(), timeout)
+  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)
+  +-+---------------- 1 ----------------
+    | Traceback (most recent call last):
+    |   File "/srv/vllm/vllm/worker/neuron_model_runner.py", line 172, in _prepare_prompt
+    |     assert len(block_table) == 1
+    | AssertionError
+    +------------------------------------
+"""
+
+
+def test_an_exception_groups_members_are_tracebacks_behind_their_rails():
+    """Python 3.11's exception groups draw each member's traceback behind `|` rails."""
+    tracebacks = _parse(EXCEPTION_GROUP).tracebacks
+    assert [t.exception for t in tracebacks] == ["ExceptionGroup", "AssertionError"]
+    assert tracebacks[1].frames[-1].file.endswith("neuron_model_runner.py")
+    assert _top_family(EXCEPTION_GROUP) == "model-library-error"
+    # A markdown table row is not a traceback, rail or not.
+    assert _parse("| File | line |\n| a.py | 3 |\n").tracebacks == []
+
 # --- shapes inside messages ------------------------------------------------------------------------------
 
 def test_a_numeric_status_with_its_message_is_a_runtime_status():

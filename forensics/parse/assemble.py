@@ -211,10 +211,19 @@ class _Assembler(BlockReader, TracebackReader):
 
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
         self._hangs()
+        self._drop_retyped_codes()
         self.log.total_lines = self.last_line
         kept = {number: SourceLine.model_construct(line=number, text=raw) for number, raw in self.recent}
         kept.update((line.line, line) for line in self.retained)
         return self.log, [kept[number] for number in sorted(kept)]
+
+    def _drop_retyped_codes(self) -> None:
+        """A code without its brackets counts while it is all the log has; where the tool printed its own
+        bracketed diagnostics, an unbracketed code is a mention (a summary, a wrapper quoting, a user's note)."""
+        diagnostics = self.log.diagnostics
+        if self.unbracketed_codes and any(d.line not in self.unbracketed_codes for d in diagnostics):
+            diagnostics[:] = [d for d in diagnostics if d.line not in self.unbracketed_codes]
+
 
 def _api_operation(api: str) -> str:
     return next((operation for word, operation in _API_OPERATIONS if word in api), "execute")

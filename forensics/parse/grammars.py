@@ -43,8 +43,8 @@ def grammar_dir() -> Path:
 
 
 # Grammars whose shapes are searched for inside a message have one start rule per shape.
-_START_RULES = {"messages": ["diagnostic", "exit_status", "nrt_status", "env_setting", "instance_type", "package_version",
-                                 "outcome", "api_call"]}
+_START_RULES = {"messages": ["diagnostic", "bare_diagnostic", "exit_status", "nrt_status", "named_status", "env_setting",
+                             "instance_type", "package_version", "outcome", "api_call"]}
 
 
 @cache

@@ -38,6 +38,11 @@ class MessageShapes(Transformer):
         return CodedMessage(str(code), clean(text), severity.strip("[]") if severity else None,
                             op.strip("()") if op else None, rest=str(text or ""))
 
+    def bare_diagnostic(self, parts: Parts) -> CodedMessage:
+        code, text = parts
+        message = str(text or "")
+        return CodedMessage(str(code), message.lstrip(" :-").strip(), rest=message)
+
     def mlir_coded(self, parts: Parts) -> CodedMessage:
         location, code, text = parts
         return CodedMessage(str(code), clean(text), location=str(location), rest=str(text or ""))
@@ -72,6 +77,12 @@ class MessageShapes(Transformer):
             name = _legacy_status(name, found.number if found.number is not None else trailing)
         number = found.number if found.number is not None else trailing if name else None
         return StatusMention(number if number is not None else status_number(name), name, found.api)
+
+    def named_status(self, parts: Parts) -> StatusMention | None:
+        name, _text = parts
+        # Only the runtime's own enum: NRT_ also starts names that are not statuses (NRT_SUCCESS is not a failure).
+        number = status_number(str(name))
+        return StatusMention(number, str(name)) if number else None
 
     def err_number(self, parts: Parts) -> StatusMention:
         [number] = parts

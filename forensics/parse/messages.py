@@ -32,6 +32,8 @@ _VERSION_HINT = re.compile(r"neuronxcc-\d|neuronx?-cc|torch[-_]neuronx|libneuron
 _INSTANCE_TARGET = re.compile(r"^(trn\d|inf\d)")
 # Where the compiler reads and writes, not how it compiles: not reported as compiler flags.
 _IO_FLAGS = {"--output", "-o", "--logfile", "--logdir", "--workdir", "--log-file", "--pipeline"}
+# A shell command, a comment or a Python prompt: a code there was typed by the user, not printed by a tool.
+_TYPED_BY_THE_USER = ("$ ", "# ", ">>>")
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
 # A compile that starts and one that ends (either way): neuronx-cc, neuron-cc and the framework wrappers.
 # (torch-neuron's tracer counts the operators "(pre-compilation)" just before it starts the compiler.)
@@ -57,6 +59,11 @@ class MessageReader(AssemblerState):
         """Search a message for coded diagnostics, statuses, settings and commands."""
         found = False
         opening = _find("diagnostic", CodedMessage, text) if "[" in text else None
+        if opening is None and "NCC_" in text and not text.lstrip().startswith(_TYPED_BY_THE_USER):
+            opening = _find("bare_diagnostic", CodedMessage, text)
+            if opening is not None:
+                self.unbracketed_codes.add(number)
+                opening = opening._replace(rest="")
         rest, first = text, True
         while rest and (coded := opening if first else _find("diagnostic", CodedMessage, rest) if "[" in rest else None):
             diagnostic = coded.at(number)
@@ -105,6 +112,9 @@ class MessageReader(AssemblerState):
         found = False
         if ("status" in text or "err:" in text or "Failure:" in text or "NERR_" in text) and (
                 status := _find("nrt_status", StatusMention, text)):
+            self._add(self.log.nrt_statuses, status.at(number))
+            found = True
+        elif "NRT_" in text and (status := _find("named_status", StatusMention, text)):
             self._add(self.log.nrt_statuses, status.at(number))
             found = True
         if ("with" in text or "exit" in text or "died" in text) and (exit_code := _find("exit_status", ExitCode, text)):

@@ -34,7 +34,7 @@ MARKDOWN_BOLD = re.compile(r"^\*\*(?=[^*\s])(.*[^*\s])\*\*\s*$")
 GLUED_PROGRESS = re.compile(r"^\.{2,}\s*(?=\S)")
 _PREFIX_START = re.compile(r"^(?:\(|\[(?:rank|default)\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|"
                            r"[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20}|"
-                           r"(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} )?\[[A-Z]{4,5} ?\] |E {3})")
+                           r"(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} )?\[[A-Z]{4,5} ?\] |E {3}|\s*\| ?|\s*\+ Exception Group)")
 
 
 def unescaped(raw: str) -> list[str]:

@@ -38,6 +38,7 @@ class AssemblerState:
         self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
         self.open_diagnostic: Diagnostic | None = None
+        self.unbracketed_codes: set[int] = set()  # lines whose code was printed without its brackets
         self.open_ice: IceReport | None = None
         self.ice_field: str | None = None
         self.open_bir: BirVerification | None = None
