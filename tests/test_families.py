@@ -147,6 +147,38 @@ def test_a_printed_code_beats_a_wording_pattern_on_its_line():
     assert "NCC_IXLV002" not in codes and codes & {"NCC_ITEN404", "NCC_IBIR243"}
 
 
+
+@pytest.mark.parametrize("line, code", [
+    ("RuntimeError: NCC_IXLV002 Expected core barriers to have name a", "NCC_IXLV002"),  # re-raised without brackets
+    ("compile failed (NCC_EOOM001)", "NCC_EOOM001"),
+    ("2025-01-01T00:00:00Z ERROR 123 [neuronx-cc]: NCC_EXTP004: too many instructions", "NCC_EXTP004"),
+])
+def test_a_code_printed_without_its_brackets_is_still_the_code(line, code):
+    top = analyze_text(line + "\n").findings[0]
+    assert (top.tier, top.code) == ("exact", code)
+
+
+def test_an_unbracketed_code_is_a_mention_where_the_tool_printed_its_own():
+    log = ("$ export NEURON_CC_FLAGS=--lnc=1   # to get around NCC_IXLV002\n"
+           "see also NCC_ITEN404 from yesterday\n"
+           "2025-03-01T10:00:01Z ERROR 1 [neuronx-cc]: [ERROR] [NCC_EVRF066] kernel is configured with LNC=2\n")
+    assert [f.code for f in analyze_text(log).findings] == ["NCC_EVRF066"]
+    # A code the user typed into a command or a comment is never a finding, even alone.
+    assert not analyze_text("$ grep NCC_IXLV002 compile.log\n# NCC_IXLV002 again\n").findings
+
+
+@pytest.mark.parametrize("line, status", [
+    ("NRT_EXEC_HW_ERR_DMA_ABORT", "NRT_EXEC_HW_ERR_DMA_ABORT"),
+    ("the second run returned NRT_TIMEOUT after 30 s", "NRT_TIMEOUT"),
+])
+def test_a_status_name_printed_alone_is_the_status(line, status):
+    top = analyze_text(line + "\n").findings[0]
+    assert top.tier == "exact" and top.family in ("runtime-execution-error", "process-hang") and any(status in e.text for e in top.evidence)
+
+
+def test_a_name_that_only_starts_like_a_status_is_not_one():
+    assert not analyze_text("NRT_SUCCESS\nNRT_FOO_BAR is set\n").findings
+
 # ------------------------------------------------------------------ families that narrow others
 
 def test_refines_names_real_families_and_never_loops():
@@ -257,6 +289,16 @@ def test_the_model_library_family_gives_way_to_what_failed_through_its_frames():
     ("TypeError: Can't instantiate abstract class NeuronWorker with abstract method execute_worker", "model-library-error"),
     ("AttributeError: Neuron executable (neff) is empty. Please check neuron-cc is installed", "framework-compile-failure"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1", "framework-compile-failure"),
+    ("AssertionError: num_key_value_heads (8) must be divisible by tp_degree (12)", "model-library-error"),
+    ("RuntimeError: the NEFF was produced by neuronx-cc 2.19.1 which is newer than the runtime (2.17) supports",
+     "version-skew"),
+    ("RuntimeError: Unknown builtin op: neuron::forward_7.", "framework-plugin-setup"),
+    ("RuntimeError: Failed to infer device type", "framework-plugin-setup"),
+    ("Warning  UnexpectedAdmissionError  pod/infer-0  Allocate failed due to rpc error", "device-not-visible"),
+    ("Invalid requirement (libneuronxla (<3.0,>2.0.x)) found in torch-neuronx-2.1.1 dependencies, skipping",
+     "pip-resolution"),
+    ("subprocess.CalledProcessError: Command '['optimum-cli', 'export', 'neuron', '--model', 'bert']' returned non-zero "
+     "exit status 1.", "framework-compile-failure"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -276,11 +318,17 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "03/01/2023 01:28:13 PM INFO 59059 [Tensorizer]: Finished pass TransformationCleanup",  # not an error record
     # vLLM's start-up warning names the Neuron worker, and no exception was raised.
     "WARNING 11-26 10:00:06 [utils.py:2262] Methods add_lora not implemented in <vllm.worker.neuron_worker.NeuronWorker>",
+    "WARNING: tp_degree 12 does not divide the 32 heads evenly; padding them",  # a warning, nothing raised
+    "This release is newer than 2.18 and adds Llama 3 support",  # a comparison of no component
+    "ERROR: Invalid requirement: 'foo===1'",  # an installer error about no Neuron package
+    "subprocess.CalledProcessError: Command '['optimum-cli', 'export', 'onnx', '--model', 'bert']' returned non-zero "
+    "exit status 1.",  # an export, but not for Neuron
+    "RuntimeError: Unknown builtin op: aten::frobnicate.",  # an operator of no Neuron trace
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
                                             "driver-install", "compiler-abnormal-termination", "compiler-internal-crash",
-                                            "compiler-tensorizer")
+                                            "compiler-tensorizer", "framework-plugin-setup", "framework-compile-failure")
 
 
 OWN_MODULE = """\
