@@ -192,6 +192,27 @@ def test_refines_names_real_families_and_never_loops():
         broader(family.id)
 
 
+def test_causes_name_real_families_that_do_not_cause_them_back():
+    for family in FAMILIES:
+        assert set(family.causes) <= set(KB.families) - {family.id}, family.id
+        assert not any(family.id in KB.families[effect].causes for effect in family.causes), family.id
+
+
+RANKS_TIMING_OUT = """\
+2023-Aug-01 16:14:43.0210 332066:332508 [31] bootstrap.cc:89 CCOM WARN Timeout waiting for incoming connection (waited 120 sec)
+2023-Aug-01 16:14:43.0241 332066:332494 [29] include/socket.h:579 CCOM WARN Timeout waiting for RX (waited 120 sec) - retrying
+"""
+
+
+def test_a_known_cause_goes_before_the_symptom_it_brings_about_wherever_it_was_printed():
+    assert _top_family(RANKS_TIMING_OUT) == "collectives-timeout"
+    limit = "2023-Aug-01 16:12:43.0204 332066:332438 [21] bootstrap.cc:106 CCOM WARN Call to accept failed : Too many open files\n"
+    for log in (limit + RANKS_TIMING_OUT, RANKS_TIMING_OUT + limit):  # ranks print out of order
+        assert _top_family(log) == "collectives-bootstrap"
+    # A failure that is not a cause of the timeouts does not jump ahead of them.
+    assert _top_family(RANKS_TIMING_OUT + "ModuleNotFoundError: No module named 'torch_neuronx'\n") == "collectives-timeout"
+
+
 ICE_ONLY = """\
 2023-10-25T08:32:15Z ERROR 509 [neuronxcc.driver.CommandDriver]: ***************************************************************
 2023-10-25T08:32:15Z ERROR 509 [neuronxcc.driver.CommandDriver]:  An Internal Compiler Error has occurred

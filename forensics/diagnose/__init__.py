@@ -61,7 +61,7 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
     findings += families
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
-    findings = _fold_envelopes(_cause_first(sorted(findings, key=_rank), log, kb))
+    findings = _fold_envelopes(_known_cause_first(_cause_first(sorted(findings, key=_rank), log, kb), kb))
     findings = _with_similar_reports(findings, log, retained, kb, facts, exclude_cases)
     return Analysis.model_construct(source=log.source, findings=findings, environment=log.environment,
                     total_lines=log.total_lines, truncated=log.truncated)
@@ -128,6 +128,15 @@ def _cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> 
         return findings
     cause = min(earlier, key=first_line)
     return [cause] + [f for f in findings if f is not cause]
+
+
+def _known_cause_first(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
+    """The knowledge base says which families bring about which (`causes`): the top finding's cause, when it
+    was found too, goes first."""
+    top = findings[0].family if findings else None
+    cause = next((f for f in findings[1:] if f.tier != "generic" and f.family in kb.families
+                  and top in kb.families[f.family].causes), None)
+    return findings if cause is None else [cause] + [f for f in findings if f is not cause]
 
 
 def _error_run(log: ParsedLog, line: int) -> set[int]:

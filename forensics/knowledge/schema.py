@@ -334,6 +334,10 @@ class Family(Strict):
     # Broader families this one narrows (a tensorizer error is also an internal compiler error): when both
     # hold on one input, this one is the finding, however their selectors' confidences compare.
     refines: list[str] = Field(default_factory=list)
+    # Families whose failures this one brings about (a host limit or a killed rank makes the others' collectives
+    # time out): when a finding of this family and one of those are both found, this one is the cause and goes
+    # first, wherever each was printed (ranks print out of order).
+    causes: list[str] = Field(default_factory=list)
     claims_warnings: bool = True  # False: lines printed below error level (WARN, INFO) are not this failure
     # True: recognised by where a failure was raised (a model library's frames), not by what failed; any
     # other finding of tier exact or family says more, and this family then gives way to it.
