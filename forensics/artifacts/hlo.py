@@ -1,0 +1,77 @@
+"""Read an HLO module from a file: text (.hlo, .txt) or a serialized HloModuleProto / HloProto (.pb), either of
+them gzipped (.gz). The form is decided by the content, not the name: a compile cache's model.hlo_module.pb and
+an `--xla_dump_hlo_as_text` file named anything are both read. Every failure is an InputError naming the file.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+from forensics.artifacts.hlo_facts import hlo_report
+from forensics.artifacts.hlo_models import HloModule, HloReport
+from forensics.errors import InputError
+
+MAX_BYTES = 2 << 30  # a module's text or proto, after gunzip: past this it is not read
+_GZIP = b"\x1f\x8b"
+
+
+def load_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped when they are gzip (bounded, so a small .gz cannot fill memory)."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not an HLO file") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    if not data.startswith(_GZIP):
+        return data
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data, MAX_BYTES)
+    except zlib.error:
+        raise InputError(f"{path}: a damaged or truncated gzip file") from None
+    if inflater.unconsumed_tail:
+        raise InputError(f"{path}: more than {MAX_BYTES >> 30} GB once unpacked; not read")
+    if not inflater.eof:
+        raise InputError(f"{path}: a truncated gzip file")
+    return out
+
+
+def is_text(data: bytes) -> bool:
+    return data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"HloModule")
+
+
+def read_module(path: Path) -> HloModule:
+    data = load_bytes(path)
+    if not data.strip():
+        raise InputError(f"{path}: empty file, not an HLO module")
+    if is_text(data):
+        from forensics.artifacts.hlo_text import parse_text
+
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise InputError(f"{path}: HLO text that is not UTF-8 (byte {error.start})") from None
+        return parse_text(text.lstrip("\ufeff"), str(path))
+    if _looks_like_text(data):
+        raise InputError(f"{path}: not an HLO module (text that does not start with `HloModule`)")
+    from forensics.artifacts.hlo_proto import parse_proto
+
+    return parse_proto(data, str(path))
+
+
+def _looks_like_text(data: bytes) -> bool:
+    head = data[:4096]
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(head) - 4:  # not a character cut at the 4096-byte mark
+            return False
+    return b"\x00" not in head and all(byte >= 0x20 or byte in b"\t\r\n\f" for byte in head)
+
+
+def read_hlo(path: Path) -> HloReport:
+    """The facts of the HLO module in `path` (`nforensics hlo FILE`)."""
+    return hlo_report(read_module(path), str(path))
+

@@ -1,0 +1,43 @@
+"""The `nforensics hlo` commands: `hlo FILE` (the facts of an HLO module) and `hlo diff A B`. Wiring only, like
+forensics/cli.py, which registers them with one line; the work is in forensics/artifacts/hlo*.py and the output
+in forensics/render/hlo.py. Typer declares options as default values (B008): its documented idiom."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from forensics.render.style import wants_color
+
+
+class _DefaultToShow(typer.core.TyperGroup):
+    """`nforensics hlo FILE` means `hlo show FILE`; `nforensics hlo diff A B` stays a subcommand."""
+
+    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+hlo_app = typer.Typer(cls=_DefaultToShow, no_args_is_help=True,
+                      help="Read HLO modules (.pb, .pb.gz, .hlo, .txt): `hlo FILE`, `hlo diff A B`.")
+
+_FORMAT = typer.Option("text", "--format", "-f", help="text or json.")
+_FILE = typer.Argument(..., help="An HLO module: HloModuleProto (.pb, model.hlo_module.pb) or text, maybe .gz.")
+
+
+@hlo_app.command("show")
+def hlo_show(
+    file: Path = _FILE,
+    format: str = _FORMAT,
+) -> None:
+    """Op histogram, dtypes and bf16/f32 converts, custom-calls and kernels, convolutions (and which are gradients),
+    an HBM estimate, dynamic shapes, collectives, and the biggest ops with their framework source lines."""
+    from forensics.artifacts.hlo import read_hlo
+    from forensics.render import check_format
+    from forensics.render.hlo import render_hlo
+
+    check_format(format)
+    sys.stdout.write(render_hlo(read_hlo(file), format, color=wants_color(sys.stdout)))
