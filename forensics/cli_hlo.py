@@ -26,6 +26,8 @@ hlo_app = typer.Typer(cls=_DefaultToShow, no_args_is_help=True,
 
 _FORMAT = typer.Option("text", "--format", "-f", help="text or json.")
 _FILE = typer.Argument(..., help="An HLO module: HloModuleProto (.pb, model.hlo_module.pb) or text, maybe .gz.")
+_FILE_A = typer.Argument(..., help="The first HLO module (text or proto).")
+_FILE_B = typer.Argument(..., help="The second HLO module.")
 
 
 @hlo_app.command("show")
@@ -41,3 +43,19 @@ def hlo_show(
 
     check_format(format)
     sys.stdout.write(render_hlo(read_hlo(file), format, color=wants_color(sys.stdout)))
+
+
+@hlo_app.command("diff")
+def hlo_diff(
+    a: Path = _FILE_A,
+    b: Path = _FILE_B,
+    format: str = _FORMAT,
+) -> None:
+    """What changed between two HLO modules: op counts, element types and converts, custom-call kernels,
+    convolutions, collectives, memory, dynamic shapes. Either may be text or proto."""
+    from forensics.artifacts.hlo import diff_hlo
+    from forensics.render import check_format
+    from forensics.render.hlo import render_hlo
+
+    check_format(format)
+    sys.stdout.write(render_hlo(diff_hlo(a, b), format, color=wants_color(sys.stdout)))

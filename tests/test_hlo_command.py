@@ -185,3 +185,48 @@ def test_bad_input_from_a_real_shell(tmp_path):
     assert_clean_error(result.returncode, result.stderr, "not an HLO module proto")
     result = run_cli_text("hlo", FIXTURES / "conv7x7.pb", "--format", "yaml")
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------- hlo diff
+
+
+def diff(a, b) -> dict:
+    code, out, err = cli("hlo", "diff", a, b, "--format", "json")
+    assert code == 0, err
+    return {change["key"]: (change["a"], change["b"]) for change in json.loads(out)["changes"]}
+
+
+def test_diff_says_what_the_gradient_added():
+    changes = diff(FIXTURES / "conv7x7.pb", FIXTURES / "conv7x7_grad.hlo")
+    assert changes["ops.convolution"] == (1, 3) and changes["ops.reverse"] == (None, 1)
+    assert changes["convolutions.window=7x7 stride=1x1 pad=3_4x3_4 dilation=2x2/1x1 groups=1 role=input"] == (None, 1)
+    assert changes["convolutions.window=16x16 stride=1x1 pad=3_2x3_2 dilation=1x1/2x2 groups=1 role=filter"] == (None, 1)
+    assert "convolutions.window=7x7 stride=2x2 pad=3_3x3_3 dilation=1x1/1x1 groups=1 role=forward" not in changes  # in both
+    assert changes["memory.output_bytes"] == (2 * 8 * 16 * 16 * 4, (2 * 3 * 32 * 32 + 8 * 3 * 7 * 7) * 4)
+
+
+def test_diff_of_one_module_as_text_and_proto_is_empty():
+    assert diff(FIXTURES / "large.pb.gz", FIXTURES / "large.hlo.gz") == {}
+    code, out, _ = cli("hlo", "diff", FIXTURES / "allreduce.hlo", FIXTURES / "allreduce.pb")
+    assert code == 0 and "no differences" in out
+
+
+def test_diff_sees_kernels_and_replica_groups(tmp_path):
+    text = (FIXTURES / "custom_kernel_twice.hlo").read_text()
+    once = tmp_path / "once.hlo"
+    once.write_text(text.replace("sendrecv_kernel", "other_kernel", 1))  # the first launch becomes another kernel
+    changes = diff(FIXTURES / "custom_kernel_twice.hlo", once)
+    assert changes["custom_calls.AwsNeuronCustomNativeKernel.kernels.sendrecv_kernel"] == (2, 1)
+    assert changes["custom_calls.AwsNeuronCustomNativeKernel.kernels.other_kernel"] == (None, 1)
+    regrouped = tmp_path / "regrouped.hlo"
+    regrouped.write_text((FIXTURES / "iota_groups.hlo").read_text().replace("[2,2]<=[2,2]T(1,0)", "[2,2]<=[4]"))
+    changes = diff(FIXTURES / "iota_groups.pb", regrouped)
+    assert changes["collectives.all-reduce {{0,1},{2,3}}"] == (1, 2)
+    assert changes["collectives.all-reduce {{0,2},{1,3}}"] == (1, None)
+
+
+def test_diff_with_a_bad_module_is_one_line(tmp_path):
+    (tmp_path / "bad.hlo").write_text("HloModule m\n\nENTRY main {\n")
+    code, out, err = cli("hlo", "diff", FIXTURES / "conv7x7.pb", tmp_path / "bad.hlo")
+    assert_clean_error(code, err, "bad.hlo: HLO text that ends too early")
+    assert out == ""

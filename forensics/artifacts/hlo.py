@@ -9,7 +9,7 @@ import zlib
 from pathlib import Path
 
 from forensics.artifacts.hlo_facts import hlo_report
-from forensics.artifacts.hlo_models import HloModule, HloReport
+from forensics.artifacts.hlo_models import HloDiff, HloModule, HloReport
 from forensics.errors import InputError
 
 MAX_BYTES = 2 << 30  # a module's text or proto, after gunzip: past this it is not read
@@ -74,4 +74,11 @@ def _looks_like_text(data: bytes) -> bool:
 def read_hlo(path: Path) -> HloReport:
     """The facts of the HLO module in `path` (`nforensics hlo FILE`)."""
     return hlo_report(read_module(path), str(path))
+
+
+def diff_hlo(a: Path, b: Path) -> HloDiff:
+    """What changed between the modules in `a` and `b` (`nforensics hlo diff A B`)."""
+    from forensics.artifacts.hlo_diff import diff_reports
+
+    return diff_reports(read_hlo(a), read_hlo(b))
 

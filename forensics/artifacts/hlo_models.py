@@ -204,3 +204,15 @@ class HloReport(Record):
     dynamic: list[DynamicShape] = Field(default_factory=list)
     collectives: list[CollectiveFacts] = Field(default_factory=list)
     biggest: list[BigOp] = Field(default_factory=list)
+
+
+class HloChange(Record):
+    key: str  # dotted, e.g. ops.convolution, custom_calls.AwsNeuronCustomNativeKernel.kernels.sendrecv_kernel
+    a: int | float | str | bool | None = None  # None: absent from that module
+    b: int | float | str | bool | None = None
+
+
+class HloDiff(Record):
+    a: str
+    b: str
+    changes: list[HloChange] = Field(default_factory=list)

@@ -10,7 +10,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from forensics.artifacts.hlo_models import HloReport
+from forensics.artifacts.hlo_models import HloDiff, HloReport
 from forensics.render import check_format
 from forensics.render.terminal import capture_console
 
@@ -18,15 +18,29 @@ TOP_OPS = 15
 SITES = 5
 
 
-def render_hlo(report: HloReport, format: str, *, color: bool = False) -> str:
+def render_hlo(report: HloReport | HloDiff, format: str, *, color: bool = False) -> str:
     check_format(format)
     if format == "json":
         return report.model_dump_json(indent=2) + "\n"
     buffer = io.StringIO()
     console = capture_console(buffer, color)
-    for part in _parts(report):
+    for part in _parts(report) if isinstance(report, HloReport) else _diff(report):
         console.print(part)
     return buffer.getvalue()
+
+
+def _diff(diff: HloDiff) -> list[RenderableType]:
+    heading = Text(f"A = {diff.a}\nB = {diff.b}")
+    if not diff.changes:
+        return [heading, Text("no differences in ops, element types, custom-calls, convolutions, collectives, "
+                              "memory or dynamic shapes")]
+    table = _table(f"{len(diff.changes)} differences", "what", "A", "B")
+    table.columns[0].no_wrap = False  # a long key folds; the values it compares stay whole
+    for column in table.columns[1:]:
+        column.no_wrap = True
+    for change in diff.changes:
+        table.add_row(change.key, "-" if change.a is None else str(change.a), "-" if change.b is None else str(change.b))
+    return [heading, table]
 
 
 def _table(title: str, *columns: str) -> Table:
