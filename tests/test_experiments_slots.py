@@ -156,7 +156,7 @@ def test_a_command_named_neuronx_cc_is_compile_only(tmp_path, neuron_host):
     (["--cores-per-run", "0"], "--cores-per-run must be at least 1"),
     (["--mem-per-run", "lots"], "--mem-per-run must be a size such as 8G"),
     (["--workers", "0"], "--workers must be at least 1"),
-    (["--backend", "slurm"], "unknown --backend 'slurm'"),
+    (["--backend", "slurm"], "unknown --backend 'slurm': use local or ray"),
     (["--address", "auto"], "--address is for --backend ray"),
 ])
 def test_bad_pool_options_are_one_line(tmp_path, args, fragment):
@@ -174,3 +174,10 @@ def test_sizes_and_core_lists():
     assert parse_core_list("0,2,4-5") == [0, 2, 4, 5] and parse_core_list("3") == [3]
     assert parse_core_list("5-4") is None and parse_core_list("all") is None
     assert (core_range([2, 3]), core_range([0, 2]), core_range([7])) == ("2-3", "0,2", "7")
+
+
+def test_the_ray_backend_without_ray_installed_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)  # `import ray` raises ImportError, as on a plain install
+    result = sweep(tmp_path, 2, "--backend", "ray")
+    assert_clean_error(result.returncode, result.stderr, "--backend ray needs Ray, which is not installed: pip install 'nforensics[ray]'")
+    assert device_runs(tmp_path) == []

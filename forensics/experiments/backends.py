@@ -17,7 +17,7 @@ from forensics.errors import InputError
 from forensics.experiments.runner import Outcome, RunSpec, execute, kill_running
 from forensics.experiments.slots import Pool, cpu_count
 
-BACKENDS = ("local",)
+BACKENDS = ("local", "ray")
 
 
 class Backend(Protocol):
@@ -77,4 +77,8 @@ def make_backend(kind: str, pool: Pool, address: str | None = None) -> Backend:
         if address:
             raise InputError("--address is for --backend ray")
         return LocalBackend(pool.workers, pool.slots if pool.device else ())
-    raise InputError(f"unknown --backend {kind!r}: use local")
+    if kind == "ray":
+        from forensics.experiments.ray_backend import RayBackend
+
+        return RayBackend(pool, address)
+    raise InputError(f"unknown --backend {kind!r}: use local or ray")

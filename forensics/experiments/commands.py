@@ -60,7 +60,7 @@ EXIT_STARVED = 3
 
 @contextmanager
 def _experiment(s: Settings, expect: Expectation, console: Console) -> Iterator[tuple[Experiment, int]]:
-    pool = plan_pool(s.workers, s.cores_per_run, s.compile_only, s.mem_per_run)
+    pool = plan_pool(s.workers, s.cores_per_run, s.compile_only, s.mem_per_run, local=s.backend != "ray")
     for warning in pool.warnings:
         console.print(f"nforensics: warning: {warning}", markup=False, highlight=False)
     journal = Journal(s.journal)

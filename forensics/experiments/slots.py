@@ -122,19 +122,23 @@ class Pool:
         return self.cores_per_run > 0
 
 
-def plan_pool(workers: int | None, cores_per_run: int | None, compile_only: bool, mem_per_run: int | None) -> Pool:
+def plan_pool(workers: int | None, cores_per_run: int | None, compile_only: bool, mem_per_run: int | None,
+              local: bool = True) -> Pool:
     """The pool for this host: see the module's docstring. An explicit `--workers` wins, except that
-    device runs can never be given more slots than there are cores (they would only fight over them)."""
+    device runs can never be given more slots than there are cores (they would only fight over them).
+    With `local` False (a cluster backend sizes itself from the cluster) only the request is checked."""
     if workers is not None and workers < 1:
         raise InputError("--workers must be at least 1")
     mem = mem_per_run or DEFAULT_MEM_PER_RUN
     if compile_only:
         if cores_per_run:
             raise InputError("--compile-only runs need no NeuronCores: leave out --cores-per-run")
-        return _compile_pool(workers, mem)
+        return _compile_pool(workers, mem) if local else Pool(workers or 0, 0, (), mem)
     per_run = 1 if cores_per_run is None else cores_per_run
     if per_run < 1:
         raise InputError("--cores-per-run must be at least 1 (use --compile-only for runs without the device)")
+    if not local:
+        return Pool(workers or 0, per_run, (), mem)
     cores, source = host_cores()
     if cores is None:  # no Neuron device here: nothing to share out, slices are only labels
         size = workers or cpu_count()
