@@ -1,5 +1,6 @@
-"""`--expect` is resolved against the catalogue (prefix and case optional, aliases, "did you mean"), and the
-oracle's two exit-code modes: `interesting` for reducers, `bisect` for `git bisect run`.
+"""`--expect` is resolved against the catalogue (prefix and case optional, aliases, "did you mean"), the
+oracle's two exit-code modes (`interesting` for reducers, `bisect` for `git bisect run`), and the exports
+checked before the first run (Parquet needs pyarrow; CSV needs neither it nor pandas).
 
 Runs are played by tests/fakes/neuron_double.py, a TEST DOUBLE for neuronx-cc and the seed reproducers.
 """
@@ -114,3 +115,39 @@ def test_git_bisect_run_with_mode_bisect_names_the_commit_that_introduced_the_fa
     first_bad = result.stdout.split(" is the first bad commit")[0].split()[-1]
     message = subprocess.run([*git, "log", "-1", "--format=%s", first_bad], capture_output=True, text=True).stdout
     assert message.strip() == "commit 5"
+
+
+# ------------------------------------------------------------------------------------------------ exports
+
+def test_parquet_without_pyarrow_or_a_missing_folder_fails_before_the_first_run(tmp_path, monkeypatch):
+    import importlib.util
+
+    log = tmp_path / "runs.log"
+    sweep = ["sweep", "--expect", "IXLV002", "--knob", "n=1,2", "--journal", str(tmp_path / "j.sqlite")]
+    command = ["--", *DOUBLE_CMD, "sendrecv", "--n-layers", "{n}", "--out-dim", "128", "--log", str(log)]
+    result = cli(*sweep, "--csv", str(tmp_path / "no-such-folder" / "runs.csv"), *command)
+    assert_clean_error(result.returncode, result.stderr, "--csv")
+    assert "does not exist" in result.stderr
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    result = cli(*sweep, "--parquet", str(tmp_path / "runs.parquet"), *command)
+    assert_clean_error(result.returncode, result.stderr, "--parquet needs pyarrow, which is not installed")
+    assert not log.exists() and not (tmp_path / "j.sqlite").exists()  # nothing ran
+
+
+def test_csv_export_needs_no_pandas(tmp_path):
+    """A plain install (no pandas) exports CSV: the sweep and the export never import it."""
+    out = tmp_path / "runs.csv"
+    probe = (
+        "import sys\n"
+        "sys.modules['pandas'] = None  # importing it would fail, as on an install without the extra\n"
+        "from forensics.cli import main\n"
+        f"sys.argv = ['nforensics', 'sweep', '--expect', 'IXLV002', '--knob', 'n=1,2', '--journal', {str(tmp_path / 'j')!r},"
+        f" '--csv', {str(out)!r}, '--', {sys.executable!r}, {DOUBLE!r}, 'sendrecv', '--n-layers', '{{n}}', '--out-dim', '64']\n"
+        "main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("session,run,attempt,knob.n,verdict,code,exit_code,seconds")
+    assert sorted(line.split(",")[3:5] for line in lines[1:]) == [["1", "PASSES"], ["2", "REPRODUCES"]]

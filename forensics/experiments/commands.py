@@ -1,5 +1,5 @@
 """Glue for the experiment commands of the CLI: settings -> journal, backend and progress bar -> strategy ->
-text (forensics/render/experiments.py) or the issue's JSON shapes, plus CSV/Parquet export. Returns text;
+text (forensics/render/experiments.py) or the issue's JSON shapes, plus CSV (stdlib) / Parquet (pyarrow) export. Returns text;
 the CLI prints it. The progress bar draws on the console the CLI hands in.
 """
 
@@ -15,7 +15,7 @@ from rich.console import Console
 
 from forensics.errors import InputError
 from forensics.experiments import strategies
-from forensics.experiments.journal import Journal, export
+from forensics.experiments.journal import Journal, check_export, export
 from forensics.experiments.oracle import REPRODUCES, Expectation, exit_code, expectation
 from forensics.experiments.plan import DEFAULT_TIMEOUT, Settings, Template, parse_assignment, settings
 from forensics.experiments.slots import plan_pool, starvation
@@ -92,6 +92,7 @@ def run(strategy: str, options: dict, console: Console, color: bool = False) -> 
     fmt, csv, parquet = options.pop("format"), options.pop("csv", None), options.pop("parquet", None)
     if fmt not in ("text", "json"):
         raise InputError(f"unknown format {fmt!r}: use text or json")
+    check_export(csv, parquet)
     log, repro = options.pop("log", None), options.pop("repro", None)
     if strategy == "confirm":
         options["command"] = shlex.split(repro)

@@ -174,32 +174,58 @@ def _existing(path: str | Path) -> Journal:
     return Journal(path)
 
 
-def runs_frame(path: str | Path, session: int | None = None):
-    """All runs (or one session's) as a pandas DataFrame, one column per knob."""
-    import pandas as pd
-
+def run_rows(path: str | Path, session: int | None = None) -> list[dict[str, object]]:
+    """All runs (or one session's) as flat rows, one column per knob (`knob.NAME`), every row with every
+    column (None where a run has no such knob)."""
     journal = _existing(path)
     try:
         records = journal.session_runs(session)
     finally:
         journal.close()
-    rows = []
+    knob_names = list(dict.fromkeys(k for r in records for k in r.knobs))
+    rows: list[dict[str, object]] = []
     for r in records:
         row: dict[str, object] = {"session": r.session, "run": r.id, "attempt": r.attempt}
-        row.update({f"knob.{k}": v for k, v in r.knobs.items()})
+        row.update({f"knob.{k}": r.knobs.get(k) for k in knob_names})
         row.update(verdict=r.verdict, code=r.code, exit_code=r.exit_code, seconds=round(r.seconds, 3),
                    note=r.note, command=" ".join(r.argv), env=" ".join(f"{k}={v}" for k, v in r.env.items()),
                    key=r.key)  # fmt: skip
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows
+
+
+def check_export(csv: str | None, parquet: str | None) -> None:
+    """Before the first run, not after the whole sweep: Parquet needs pyarrow (an extra), and each file's
+    folder must exist."""
+    import importlib.util
+
+    if parquet and importlib.util.find_spec("pyarrow") is None:
+        raise InputError("--parquet needs pyarrow, which is not installed: pip install 'nforensics[parquet]' (or use --csv)")
+    for option, target in (("--csv", csv), ("--parquet", parquet)):
+        if target and not Path(target).resolve().parent.is_dir():
+            raise InputError(f"{option} {target}: folder {Path(target).parent} does not exist")
 
 
 def export(path: str | Path, session: int | None, csv: str | None = None, parquet: str | None = None) -> None:
-    frame = runs_frame(path, session)
-    if csv:
-        frame.to_csv(csv, index=False)
-    if parquet:
-        frame.to_parquet(parquet, index=False)
+    """The session's runs as CSV (the stdlib's csv) and/or Parquet (pyarrow); no pandas needed."""
+    rows = run_rows(path, session)
+    columns = list(rows[0]) if rows else ["session", "run", "attempt", "verdict", "code", "exit_code", "seconds",
+                                          "note", "command", "env", "key"]  # fmt: skip
+    try:
+        if csv:
+            import csv as csv_module
+
+            with open(csv, "w", newline="", encoding="utf-8") as f:
+                writer = csv_module.DictWriter(f, fieldnames=columns)
+                writer.writeheader()
+                writer.writerows(rows)
+        if parquet:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows) if rows else pa.table({c: [] for c in columns}), parquet)
+    except OSError as exc:
+        raise InputError(f"cannot write {exc.filename}: {exc.strerror}") from None
 
 
 def sessions_of(path: str | Path) -> list[tuple[str, str, list]]:
