@@ -162,6 +162,7 @@ def test_a_command_named_neuronx_cc_is_compile_only(tmp_path, neuron_host):
 def test_bad_pool_options_are_one_line(tmp_path, args, fragment):
     result = sweep(tmp_path, 2, *args)
     assert_clean_error(result.returncode, result.stderr, fragment)
+    assert device_runs(tmp_path) == [] and not (tmp_path / "j.sqlite").exists()  # refused before anything ran
 
 
 def test_a_knob_named_cores_is_refused(tmp_path):

@@ -251,6 +251,12 @@ def settings(
     timeout = timeout if timeout is not None else spec.timeout if spec.timeout is not None else DEFAULT_TIMEOUT
     if timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds")
+    backend = backend or spec.backend or "local"
+    if backend not in ("local", "ray"):  # before the journal is opened or anything runs
+        raise InputError(f"unknown --backend {backend!r}: use local or ray")
+    address = address or spec.address
+    if address and backend != "ray":
+        raise InputError("--address is for --backend ray")
     compile_only = bool(compile_only or spec.compile_only or Path(argv[0]).name == "neuronx-cc")
     _check_cores(template, knob_values, cases, compile_only)
     size = mem_per_run if mem_per_run is not None else spec.mem_per_run
@@ -269,8 +275,8 @@ def settings(
         cores_per_run=cores_per_run if cores_per_run is not None else spec.cores_per_run,
         compile_only=compile_only,
         mem_per_run=parse_size(str(size)) if size is not None else None,
-        backend=backend or spec.backend or "local",
-        address=address or spec.address,
+        backend=backend,
+        address=address,
     )
 
 
