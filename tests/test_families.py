@@ -123,6 +123,9 @@ def test_a_log_that_stops_in_the_compilers_own_progress_is_a_compile_that_had_no
     "INFO:Neuron:Compile command returned: 1\n",  # torch-neuron's tracer saw the compiler end
     "Aborted\n",  # a short last line that is not the head of the line before it: the shell's SIGABRT report
     "09/11/2024 09:19:00 AM ERROR [WalrusDriver.0]: out of memory while spilling\n",  # it failed, not hung
+    # The ICE banner, then the driver's message at its USER level: a compile dying, not one still running.
+    "2023-10-25T08:32:15Z ERROR 509 140579525248832 [neuronxcc.driver.CommandDriver]:  An Internal Compiler Error has occurred\n"
+    "2023-10-25T08:32:15Z USER 509 140579525248832 [neuronxcc.driver.CommandDriver]: Too many instructions afte\n",
 ])
 def test_a_compile_that_ended_is_not_a_hang(ending):
     assert "process-hang" not in [f.family for f in analyze_text(WALRUS_PROGRESS + ending).findings]

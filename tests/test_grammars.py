@@ -19,6 +19,8 @@ CASES = [
     # compiler.lark
     ("compiler", None, "2024-08-15T14:51:41Z ERROR 3835 [sg0000/Tensorizer/BirCodeGenLoop]: tensorcopy failed",
      "driver_line", {("LEVEL", "ERROR"), ("PID", "3835"), ("COMPONENT", "sg0000/Tensorizer/BirCodeGenLoop")}),
+    ("compiler", None, "2023-10-25T08:32:15Z ERROR 50940 140579525248832 [neuronxcc.driver.CommandDriver]: x",
+     "driver_line", {("PID", "50940"), ("THREAD", "140579525248832")}),
     ("compiler", None, "2024-08-15T14:51:41Z FATAL 3468 (sg00) [ColoringAllocator::Rep]: out of memory", "driver_line",
      {("SUBGRAPH", "(sg00)"), ("COMPONENT", "ColoringAllocator::Rep")}),
     ("compiler", None, "06/16/2021 08:46:36 AM ERROR [neuron-cc]: compilation failed",
@@ -37,6 +39,8 @@ CASES = [
      "nrt_line", {("LEVEL", "ERROR"), ("MODULE", "TDRV"), ("FUNCTION", "tdrv_init"), ("TID", "32381")}),
     ("runtime", None, "NRT:  26638:26638 ERROR  TDRV:db_vtpb_get_mla_and_tpb failed", "syslog_line", {("MODULE", "TDRV")}),
     ("runtime", None, "30294:32381 ERROR  NRT:nrt_init failed", "bare_line", {("PID", "30294"), ("MODULE", "NRT")}),
+    ("runtime", None, "ERROR  TDRV:tdrv_init_mla_phase1   Could not open the nd3", "untimed_line",
+     {("LEVEL", "ERROR"), ("MODULE", "TDRV"), ("RUNTIME_FUNCTION", "tdrv_init_mla_phase1")}),
     ("runtime", None, "[NMGR:kmgr_create_eg] Not enough free NCs to allocate", "daemon_line",
      {("DAEMON_HEAD", "NMGR:kmgr_create_eg")}),
     ("runtime", None, "2023-Aug-01 16:14:43.0210 332066:332508 [31] bootstrap.cc:89 CCOM WARN Timeout waiting",
@@ -127,6 +131,7 @@ NEAR_MISSES = [
     ("runtime", None, "2024-06-26 00:32:47.943821 30294:32381 ERROR  TDRV:tdrv_init x", "nrt_line"),  # numeric month
     ("runtime", None, "NRT: 26638 ERROR TDRV:db failed", "syslog_line"),  # no thread id
     ("runtime", None, "30294:32381 ERROR  tdrv init failed", "bare_line"),  # no MODULE:function head
+    ("runtime", None, "ERROR HTTP:500 from the metadata service", "untimed_line"),  # not a snake_case function
     ("runtime", None, "[INFO] compiling the model", "daemon_line"),  # a bracketed level word, not MODULE:function
     ("runtime", None, "[NCC_IXLV002] Expected core barriers", "daemon_line"),  # a code, not a daemon head
     ("runtime", None, "2023-Aug-01 16:14:43.0210 332066:332508 [31] bootstrap.cc:89 NCCL WARN x", "ccom_line"),

@@ -199,6 +199,24 @@ def test_an_exception_groups_members_are_tracebacks_behind_their_rails():
     # A markdown table row is not a traceback, rail or not.
     assert _parse("| File | line |\n| a.py | 3 |\n").tracebacks == []
 
+
+def test_a_runtime_record_pasted_without_its_timestamp_is_still_a_runtime_record():
+    timed = "2024-May-21 16:08:34.244955 58100:58100 ERROR  TDRV:tdrv_init_mla_phase1    Could not open the nd3\n"
+    untimed = "ERROR  TDRV:tdrv_init_mla_phase1    Could not open the nd3\n"
+    for text in (timed, untimed, "  " + untimed):
+        [event] = _parse(text).events
+        assert (event.producer, event.component, event.level) == ("runtime", "TDRV:tdrv_init_mla_phase1", "ERROR")
+    assert _top_family(untimed) == _top_family(timed) == "device-not-visible"
+    # Another tool's level and head, with no runtime function after it, is not a runtime record.
+    assert [e.producer for e in _parse("ERROR HTTP:500 from the metadata service\n").events] != ["runtime"]
+
+
+def test_compiler_frames_behind_a_driver_prefix_with_a_thread_id_are_the_compilers():
+    prefix = "2023-10-25T08:32:15Z ERROR 50940 140579525248832 [neuronxcc.driver.CommandDriver]: "
+    log = _parse(prefix + 'Traceback (most recent call last):\n' + prefix +
+                 '  File "neuronxcc/starfish/penguin/DotTransform.py", line 478, in run\n')
+    assert log.tracebacks and log.tracebacks[0].frames[0].file == "neuronxcc/starfish/penguin/DotTransform.py"
+
 # --- shapes inside messages ------------------------------------------------------------------------------
 
 def test_a_numeric_status_with_its_message_is_a_runtime_status():

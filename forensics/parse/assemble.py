@@ -25,6 +25,7 @@ from forensics.parse.gates import (
     is_quiet,
     maybe_traceback,
     maybe_untimed_framework,
+    maybe_untimed_runtime,
     timestamped_grammars,
 )
 from forensics.parse.rewrap import rejoined
@@ -126,6 +127,8 @@ class _Assembler(BlockReader, TracebackReader):
         start = body.lstrip()
         if start.startswith(COMPILER_BLOCK_STARTS) and (line := parse("compiler", body)) is not None:
             return self._producer_line(number, line)
+        if maybe_untimed_runtime(start) and (line := parse("runtime", start)) is not None:
+            return self._producer_line(number, line)
         if maybe_untimed_framework(body) and (line := parse("framework", body)) is not None:
             return self._producer_line(number, line)
         if start.startswith(ENVIRONMENT_STARTS) and self._environment_line(number, body):
@@ -161,6 +164,8 @@ class _Assembler(BlockReader, TracebackReader):
             return self._traceback_line(number, frame)
         inner = parse("compiler", text) if text else None
         if inner is not None and self._compiler_block_line(number, inner):
+            if (line.level or "").upper() in ERROR_LEVELS:  # the ICE banner reports an error too
+                self.last_error = number
             return True
         if self.open_ice and line.level is not None:  # a driver record, not a bare timing line
             if self._continue_block(number, text):
@@ -179,7 +184,8 @@ class _Assembler(BlockReader, TracebackReader):
         opened = [(line, _api_operation(api)) for api, line in self.open_apis.items()]
         if self.open_compile is not None:
             opened.append((self.open_compile, "compile"))
-        elif (progress := self._compiler_still_talking()) is not None:
+        elif self.last_error < max(near_end, 1) and (progress := self._compiler_still_talking()) is not None:
+            # (Progress right after an error, such as the ICE banner's own USER lines, is a compile dying.)
             opened.append((progress, "compile"))
         for line, operation in sorted(opened, reverse=True)[:1]:
             if line >= near_end and line > self.last_error:

@@ -67,6 +67,14 @@ ENVIRONMENT_STARTS = (
 )
 
 
+_RECORD_LEVELS = ("ERROR ", "WARN", "INFO ", "DEBUG ", "TRACE ", "FATAL ")
+
+
+def maybe_untimed_runtime(body: str) -> bool:
+    """An NRT record copied without its timestamp and pid:tid: `ERROR  TDRV:tdrv_init ...`."""
+    return body.startswith(_RECORD_LEVELS) and ":" in body[:40]
+
+
 def maybe_untimed_framework(body: str) -> bool:
     """glog `F hilo/x.cc:160] ...` or logrus `ERRO[0000] ...`."""
     return (body[1:2] == " " and body[:1] in "IWEF") or body[4:5] == "["

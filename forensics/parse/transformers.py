@@ -56,7 +56,7 @@ class CompilerShapes(Transformer):
     """grammars/compiler.lark: driver lines, and the lines of the ICE banner and of BIR verifier blocks."""
 
     def driver_line(self, parts: Parts) -> ProducerLine:
-        timestamp, level, pid, _subgraph, component, message = parts
+        timestamp, level, pid, _thread, _subgraph, component, message = parts
         return ProducerLine("compiler", _own_message(message), str(level), str(component), int(pid), str(timestamp))
 
     def legacy_line(self, parts: Parts) -> ProducerLine:
@@ -114,6 +114,10 @@ class RuntimeShapes(Transformer):
 
     def bare_line(self, parts: Parts) -> ProducerLine:
         return _nrt_record(parts, None)
+
+    def untimed_line(self, parts: Parts) -> ProducerLine:
+        level, module, function, message = parts
+        return ProducerLine("runtime", clean(message), str(level), f"{module}:{function}", None, None, str(function))
 
     def daemon_line(self, parts: Parts) -> ProducerLine:
         head, message = parts
