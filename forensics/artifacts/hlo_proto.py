@@ -10,7 +10,7 @@ does not declare are kept by protobuf as unknown fields: `serialize` writes them
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -122,10 +122,15 @@ def _shape(proto: Any, dtypes: dict[int, str]) -> HloShape:
     dtype = dtypes.get(proto.element_type, f"type{proto.element_type}")
     if dtype == "tuple":
         return values.tuple_shape([_shape(s, dtypes) for s in proto.tuple_shapes])
-    layout = list(proto.layout.minor_to_major) if proto.HasField("layout") else []
-    dims = list(proto.dimensions)
-    dynamic = list(proto.is_dynamic_dimension) or [False] * len(dims)
-    return HloShape.model_construct(dtype=dtype, dims=dims, dynamic=dynamic, layout=layout or None, tuple_shapes=[])
+    layout = tuple(proto.layout.minor_to_major) if proto.HasField("layout") else ()
+    return _array_shape(dtype, tuple(proto.dimensions), tuple(proto.is_dynamic_dimension), layout)
+
+
+@lru_cache(maxsize=4096)
+def _array_shape(dtype: str, dims: tuple[int, ...], dynamic: tuple[bool, ...], layout: tuple[int, ...]) -> HloShape:
+    """Shapes repeat across a module, so each is built once (records are not changed after they are built)."""
+    return HloShape.model_construct(dtype=dtype, dims=list(dims), dynamic=list(dynamic) or [False] * len(dims),
+                                    layout=list(layout) or None, tuple_shapes=[])
 
 
 def _window_dim(proto: Any) -> WindowDim:
@@ -175,9 +180,15 @@ def _pairs(proto: Any) -> list[list[int]] | None:
 
 
 def _metadata(proto: Any) -> HloMetadata | None:
-    fields = {"op_type": proto.op_type or None, "op_name": proto.op_name or None, "source_file": proto.source_file or None,
-              "source_line": proto.source_line or None, "stack_frame_id": proto.stack_frame_id or None}
-    return HloMetadata.model_construct(**fields) if any(v is not None for v in fields.values()) else None
+    return _metadata_of(proto.op_type, proto.op_name, proto.source_file, proto.source_line, proto.stack_frame_id)
+
+
+@lru_cache(maxsize=4096)
+def _metadata_of(op_type: str, op_name: str, source_file: str, source_line: int, frame: int) -> HloMetadata | None:
+    if not (op_type or op_name or source_file or source_line or frame):
+        return None
+    return HloMetadata.model_construct(op_type=op_type or None, op_name=op_name or None, source_file=source_file or None,
+                                       source_line=source_line or None, stack_frame_id=frame or None)
 
 
 def _frames(index: Any) -> list[HloFrame]:

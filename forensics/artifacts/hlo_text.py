@@ -31,8 +31,8 @@ TABLES_FILE = Path(__file__).with_name("hlo_tables.bin")
 CALLS = ("to_apply", "calls", "condition", "body", "branch_computations", "true_computation", "false_computation",
          "select", "scatter", "called_computations")
 _INTS = {"feature_group_count", "batch_group_count", "channel_id"}
-_INDEXED = re.compile(r"(\d+)\s+(.*)", re.DOTALL)
-_PAIR = re.compile(r"(\w+)=(-?\d+)")
+_INDEXED = re.compile(r"\b(\d+)\s+(.*)", re.DOTALL)  # \b: a search starts at a number's first digit only (linear)
+_PAIR = re.compile(r"\b(\w+)=(-?\d+)")
 
 
 def grammar_path() -> Path:

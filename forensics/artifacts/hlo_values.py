@@ -53,23 +53,27 @@ def raw(value: object, text: str) -> str:
 
 # ---------------------------------------------------------------- strings
 
-_ESCAPE = re.compile(rb"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
-_SIMPLE = {b"n": b"\n", b"t": b"\t", b"r": b"\r", b'"': b'"', b"'": b"'", b"\\": b"\\", b"?": b"?", b"a": b"\a",
-           b"b": b"\b", b"f": b"\f", b"v": b"\v"}
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
+_SIMPLE = {"n": b"\n", "t": b"\t", "r": b"\r", '"': b'"', "'": b"'", "\\": b"\\", "?": b"?", "a": b"\a", "b": b"\b",
+           "f": b"\f", "v": b"\v"}
 
 
-def _unescape_one(match: re.Match) -> bytes:
-    code = match.group(1)
-    if code[:1] == b"x":
+def _unescape_one(code: str) -> bytes:
+    if code[0] == "x":
         return bytes([int(code[1:], 16)])
-    if code[:1].isdigit():
+    if code[0].isdigit():
         return bytes([int(code, 8) & 0xFF])
-    return _SIMPLE.get(code, b"\\" + code)
+    return _SIMPLE.get(code, ("\\" + code).encode("utf-8"))
 
 
 def unquote_bytes(token: str) -> bytes:
-    """The bytes of a C-escaped string literal (XLA escapes backend_config with absl::CEscape)."""
-    return _ESCAPE.sub(_unescape_one, token[1:-1].encode("utf-8"))
+    """The bytes of a C-escaped string literal (XLA escapes backend_config with absl::CEscape): an octal or hex
+    escape is one byte, whatever UTF-8 it is part of."""
+    body, out, at = token[1:-1], bytearray(), 0
+    for match in _ESCAPE.finditer(body):
+        out += body[at:match.start()].encode("utf-8") + _unescape_one(match.group(1))
+        at = match.end()
+    return bytes(out + body[at:].encode("utf-8"))
 
 
 def unquote(token: str) -> str:
@@ -90,7 +94,7 @@ def text_of(value: object, source: str) -> str:
 
 # ---------------------------------------------------------------- shapes
 
-_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](?:\{([^{}:]*)(?::[^{}]*)?\})?")
+_SHAPE = re.compile(r"\b([a-z][a-z0-9]*)\[([^\]]*)\](?:\{([^{}:]*)(?::[^{}]*)?\})?")
 
 
 @lru_cache(maxsize=4096)
