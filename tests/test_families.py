@@ -294,6 +294,29 @@ def test_the_model_library_family_gives_way_to_what_failed_through_its_frames():
     assert _top_family(NXDI_TRACEBACK.replace("neuronx_distributed_inference", "my_inference") + "KeyError: 'x'\n") is None
 
 
+LIBRARY_FRAMES = """\
+Traceback (most recent call last):
+  File "/srv/app/serve.py", line 12, in <module>
+    outputs = llm.generate(prompts, params)
+  File "{venv}/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 911, in step
+    output = self.model_executor.execute_model(batch)
+  File "{venv}/lib/python3.10/site-packages/transformers/generation/utils.py", line 1480, in prepare
+    assert len(block_table) == 1
+{exception}
+"""
+
+
+def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_a_neuron_run():
+    neuron = LIBRARY_FRAMES.format(venv="/opt/aws_neuronx_venv_pytorch_2_5", exception="AssertionError")
+    top = analyze_text(neuron).findings[0]
+    assert (top.family, top.confidence) == ("model-library-error", 0.45)
+    # The same failure on a machine with no sign of Neuron is nobody's family.
+    assert _top_family(LIBRARY_FRAMES.format(venv="/opt/conda", exception="AssertionError")) is None
+    # A dependency missing at import is the install's, not the library's.
+    missing = LIBRARY_FRAMES.format(venv="/opt/aws_neuronx_venv_pytorch_2_5", exception="ModuleNotFoundError: No module named 'onnx'")
+    assert _top_family(missing) != "model-library-error"
+
+
 @pytest.mark.parametrize("line, family", [
     ("E: Unable to locate package aws-neuronx-runtime-lib", "pip-resolution"),
     ("No package aws-neuronx-dkms available.", "pip-resolution"),

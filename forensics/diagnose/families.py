@@ -26,9 +26,10 @@ from forensics.vocabulary import code_parts, reads_as_failure
 SELECTOR_CONFIDENCE = {
     "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "compiler_heads": 0.6,
     "frame_paths": 0.6,
-    "frame_code": 0.55, "exceptions": 0.55, "outcomes": 0.55, "words": 0.5,
+    "frame_code": 0.55, "exceptions": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
+CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
 _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
@@ -81,6 +82,9 @@ class _Facts:
         self.failure_lines = [(line.line, line.text.lower()) for line in retained
                               if line.line not in source and (line.line in error_level or reads_as_failure(line.text))]
         self.text_of = {line.line: line.text for line in retained}
+        # What the run involved, for context_words: every kept line, frame path and installed package.
+        self.context = "\n".join([line.text.lower() for line in retained] + [f.file.lower() for f in self.frames]
+                                 + [name.lower() for name in log.environment.packages])
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
@@ -194,6 +198,10 @@ class _Facts:
                 return [number], {}
         return None
 
+    def context_words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        held = all(_words(tuple(group)).search(self.context) for group in rule.context_words)
+        return ([], {}) if held else None
+
 
 @cache
 def _words(group: tuple[str, ...]) -> re.Pattern[str]:
@@ -207,7 +215,7 @@ _SELECTORS = (
     ("code_components", _Facts.code_components), ("nrt_statuses", _Facts.nrt_statuses),
     ("structures", _Facts.structures), ("runtime_heads", _Facts.runtime_heads), ("compiler_heads", _Facts.compiler_heads),
     ("frame_paths", _Facts.frame_paths), ("frame_code", _Facts.frame_code), ("exceptions", _Facts.exceptions),
-    ("outcomes", _Facts.outcomes_), ("words", _Facts.words),
+    ("outcomes", _Facts.outcomes_), ("words", _Facts.words), ("context_words", _Facts.context_words),
 )
 
 
@@ -224,6 +232,8 @@ def _rule_hit(facts: _Facts, rule: Detect) -> tuple[list[int], dict[str, object]
         lines += held[0]
         fields = held[1] | fields
         confidence = max(confidence, SELECTOR_CONFIDENCE[name])
+    if rule.context_words:
+        confidence = min(confidence, CONTEXT_CONFIDENCE)
     if rule.outcomes == ["hang"]:
         confidence = HANG_CONFIDENCE
     elif "*" in rule.code_components:  # any component: a family that names the component says more

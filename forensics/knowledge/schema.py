@@ -275,6 +275,10 @@ class Detect(Strict):
       of its own).
     - `words`: groups of lower-case words or word starts ("compil"); one failure line must contain a member
       of every group, each at the start of a token.
+    - `context_words`: the same groups, anywhere in what was kept of the input (any line, frame path or
+      installed package): what the run involved rather than what failed. A rule with context says only where
+      and in what setting something failed, so its confidence is capped (`CONTEXT_CONFIDENCE`), and it cannot
+      stand alone.
     """
 
     code_components: list[str] = Field(default_factory=list)
@@ -289,13 +293,14 @@ class Detect(Strict):
     operations: list[Operation] = Field(default_factory=list)
     structures: list[Structure] = Field(default_factory=list)
     words: list[list[str]] = Field(default_factory=list)
+    context_words: list[list[str]] = Field(default_factory=list)
 
     @field_validator("runtime_heads", "compiler_heads", "frame_paths", "frame_code", "exceptions")
     @classmethod
     def _regexes(cls, v: list[str]) -> list[str]:
         return [_compiles(p) for p in v]
 
-    @field_validator("words")
+    @field_validator("words", "context_words")
     @classmethod
     def _lower(cls, v: list[list[str]]) -> list[list[str]]:
         if any(not group or any(w != w.lower() or not w.strip() for w in group) for group in v):
@@ -307,7 +312,7 @@ class Detect(Strict):
         selectors = (self.code_components, self.nrt_statuses, self.runtime_heads, self.compiler_heads, self.frame_paths,
                      self.frame_code, self.exceptions, self.outcomes, self.structures, self.words)
         if not any(selectors):
-            raise ValueError("a detect rule needs at least one selector")
+            raise ValueError("a detect rule needs at least one selector besides context_words")
         if self.code_classes and not self.code_components:
             raise ValueError("code_classes narrows code_components; give code_components too")
         if self.operations and "hang" not in self.outcomes:
