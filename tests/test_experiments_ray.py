@@ -133,3 +133,30 @@ def test_resume_after_the_driver_is_killed_loses_and_repeats_nothing(cluster, tm
     for _, _, _, knobs in before:
         assert executions[json.loads(knobs)["i"]] == 1  # finished before the kill: never run again
     assert len(json.loads(resumed.stdout)["runs"]) == variants
+
+
+def test_sigterm_to_a_ray_driver_stops_its_runs_and_exits_143(cluster, tmp_path):
+    """A cancelled CI job: the runs on the cluster are stopped with their trees, not left holding cores."""
+    log = tmp_path / "executions.log"
+    args = ["sweep", "--backend", "ray", "--address", cluster, "--expect", "IXLV002", "--knob", "i=1..4",
+            "--journal", str(tmp_path / "j.sqlite"), "--", *DOUBLE_CMD, "device", str(tmp_path), "--hold", "60",
+            "--variant={i}", "--log", str(log)]
+    env = {**ENV, **{k: v for k, v in os.environ.items() if k.startswith("RAY_")}}
+    driver = subprocess.Popen([*NFORENSICS, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while (not log.exists() or len(log.read_text().splitlines()) < CORES) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(log.read_text().splitlines()) == CORES  # four runs holding their cores
+    driver.send_signal(signal.SIGTERM)
+    _, stderr = driver.communicate(timeout=30)
+    assert driver.returncode == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr and "SIGTERM received" not in stderr
+
+    def ours() -> list[str]:
+        found = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+        return [line for line in found if str(tmp_path) in line and "device" in line]
+
+    deadline = time.monotonic() + 10
+    while ours() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ours() == []

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Iterator, Sequence
 
 from forensics.errors import InputError
-from forensics.experiments.runner import Outcome, RunSpec
+from forensics.experiments.runner import Outcome, RunSpec, stopped_by
 from forensics.experiments.slots import VISIBLE_CORES, Pool
 
 NEURON_CORES = "neuron_cores"  # Ray's resource name for NeuronCores (ray._private.accelerators.neuron)
@@ -35,6 +38,20 @@ def run_on_ray(spec: RunSpec) -> Outcome:
 
     cores = os.environ.get(VISIBLE_CORES) if spec.cores else None
     return execute(replace(spec, visible_cores=cores or None))
+
+
+@contextmanager
+def _our_signal_handlers() -> Iterator[None]:
+    """ray.init installs a C++ handler for SIGTERM that prints a stack and exits 1: ours (runner.
+    terminate_runs_on_signal: stop the runs, exit 128 + N) are put back over it."""
+    caught = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+    saved = {s: signal.getsignal(s) for s in caught} if threading.current_thread() is threading.main_thread() else {}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            if handler is not None:
+                signal.signal(signum, handler)
 
 
 def _ray() -> Any:
@@ -55,7 +72,7 @@ class RayBackend:
             try:
                 # Ray's own notices (auth token, "Started a local Ray instance", Ray Client's timeout warning)
                 # would break the one-line stderr contract.
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), _our_signal_handlers():
                     warnings.simplefilter("ignore")
                     ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
             except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -100,7 +117,13 @@ class RayBackend:
                 while queued and len(pending) < self.workers:
                     spec = queued.pop()
                     pending[self._task.options(**self._options).remote(spec)] = spec
-                done, _ = ray.wait(list(pending), num_returns=1)
+                try:
+                    done, _ = ray.wait(list(pending), num_returns=1)
+                except SystemExit:  # Ray turns our SIGTERM/SIGHUP handler's SystemExit(128 + N) into exit 1
+                    signum = stopped_by()
+                    if signum is None:
+                        raise
+                    raise SystemExit(128 + signum) from None
                 for ref in done:
                     yield pending.pop(ref), self._outcome(ref)
         finally:

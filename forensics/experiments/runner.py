@@ -126,6 +126,15 @@ def kill_running() -> None:
         kill_tree(pid, mark)
 
 
+_stopped_by: list[int] = []  # the signal terminate_runs_on_signal stopped us with
+
+
+def stopped_by() -> int | None:
+    """The signal that is stopping this orchestrator, if any (a blocking call that swallowed our SystemExit,
+    as Ray's wait does, re-raises it with this)."""
+    return _stopped_by[-1] if _stopped_by else None
+
+
 @contextmanager
 def terminate_runs_on_signal() -> Iterator[None]:
     """SIGTERM (CI cancel, Kubernetes, `timeout`) or SIGHUP to the orchestrator: kill the runs in flight,
@@ -135,6 +144,7 @@ def terminate_runs_on_signal() -> Iterator[None]:
         return
 
     def stop(signum: int, _frame: object) -> None:
+        _stopped_by.append(signum)
         kill_running()
         raise SystemExit(128 + signum)
 
