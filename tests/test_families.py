@@ -155,6 +155,8 @@ def test_a_printed_code_beats_a_wording_pattern_on_its_line():
     ("RuntimeError: NCC_IXLV002 Expected core barriers to have name a", "NCC_IXLV002"),  # re-raised without brackets
     ("compile failed (NCC_EOOM001)", "NCC_EOOM001"),
     ("2025-01-01T00:00:00Z ERROR 123 [neuronx-cc]: NCC_EXTP004: too many instructions", "NCC_EXTP004"),
+    # The documented scheme printed without its NCC_ prefix, in brackets: the same code.
+    ("2025-01-01T00:00:00Z ERROR 123 [neuronx-cc]: [ERROR] [EARG002] unrecognized argument --cache-dir", "NCC_EARG002"),
 ])
 def test_a_code_printed_without_its_brackets_is_still_the_code(line, code):
     top = analyze_text(line + "\n").findings[0]

@@ -85,6 +85,7 @@ CASES = [
      {("SEVERITY_TAG", "[INTERNAL_ERROR]"), ("CODE", "NCC_IXLV002")}),
     ("messages", "diagnostic", "loc(fused[1]): error: [NCC_EVRF029] Operation sort is not supported", "mlir_coded",
      {("LOC", "fused[1]"), ("CODE", "NCC_EVRF029")}),
+    ("messages", "diagnostic", "[ERROR] [IXLV002] Expected core barriers", "coded", {("CODE", "IXLV002")}),
     ("messages", "bare_diagnostic", "RuntimeError: NCC_EVRF029: Operation sort", "bare_diagnostic",
      {("BARE_CODE", "NCC_EVRF029"), ("TEXT", ": Operation sort")}),
     ("messages", "named_status", "the run returned NRT_TIMEOUT again", "named_status", {("STATUS_NAME", "NRT_TIMEOUT")}),
@@ -163,6 +164,7 @@ NEAR_MISSES = [
     ("messages", "exit_status", "neuronx-cc failed with an error", "failed_with"),
     ("messages", "exit_status", "returned with exitcode 70", "exitcode"),  # no `=`
     ("messages", "exit_status", "died with SIGKILL", "died_with"),
+    ("messages", "diagnostic", "[ERROR] [XLV0002] five digits after no class letter", "coded"),
     ("messages", "bare_diagnostic", "see [NCC_IXLV002] above", "bare_diagnostic"),  # bracketed: `diagnostic`'s
     ("messages", "bare_diagnostic", "NCC_IXLV02 and MYNCC_IXLV002", "bare_diagnostic"),  # two digits; inside a word
     ("messages", "named_status", "nrt_execute returned an error", "named_status"),  # an API name, not a status

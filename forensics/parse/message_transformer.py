@@ -24,6 +24,7 @@ from forensics.parse.transformers import Parts, clean, optional
 from forensics.records import OutcomeKind
 
 _PARENTHESISED_NUMBER = re.compile(r"^'?\s*\((\d{1,19})\)")  # `'NERR_RESOURCE' (4)`: the number after a name
+_UNPREFIXED_SCHEME = re.compile(r"^[EIW][A-Z]{3,4}\d{3}$")
 _PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 # How a process ended -> (outcome kind, the signal that ends it that way)
 _ENDINGS: dict[str, tuple[OutcomeKind, int]] = {
@@ -35,7 +36,7 @@ class MessageShapes(Transformer):
 
     def coded(self, parts: Parts) -> CodedMessage:
         severity, code, op, text = parts
-        return CodedMessage(str(code), clean(text), severity.strip("[]") if severity else None,
+        return CodedMessage(_scheme_code(str(code)), clean(text), severity.strip("[]") if severity else None,
                             op.strip("()") if op else None, rest=str(text or ""))
 
     def bare_diagnostic(self, parts: Parts) -> CodedMessage:
@@ -153,6 +154,12 @@ class MessageShapes(Transformer):
     def named_version(self, parts: Parts) -> PackageVersion:
         name, version = parts
         return PackageVersion(name.replace(" ", "-"), str(version))  # `Neuron SDK 2.29`: Neuron-SDK
+
+
+def _scheme_code(code: str) -> str:
+    """`IXLV002` printed without its prefix is NCC_IXLV002 (class letter and component of the documented
+    scheme); three letters are the legacy scheme (TEN404) and stay as printed."""
+    return "NCC_" + code if _UNPREFIXED_SCHEME.match(code) else code
 
 
 def _numbered(number: Token, api: Token | None = None) -> StatusMention:
