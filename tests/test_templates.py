@@ -27,6 +27,18 @@ def test_a_coded_message_printed_without_its_code_is_recognised_by_its_template(
     assert 0.5 < top.confidence < 0.95, "a template match is less certain than a printed code"
 
 
+def test_a_signature_whose_field_holds_its_whole_message_is_recognised_without_its_code():
+    # NCC_IBIR605's extract keeps the whole message as a field; the template must not mask it all away,
+    # and must not carry the compiler's shared "open a support ticket" request, which the paste here lacks.
+    line = "2025-01-01T00:00:00Z ERROR 7 [neuronx-cc]: InstActivation with function Ln does not support scalar immediate bias\n"
+    top = analyze_text(line).findings[0]
+    assert (top.signature, top.tier) == ("ncc-ibir605-activation-ln-scalar-bias", "exact")
+    # Only the shared request, with another failure's words: no template of an internal error reaches it.
+    request = ("2025-01-01T00:00:00Z ERROR 7 [neuronx-cc]: Activation table load failed - Please open a support ticket at "
+               "https://github.com/aws-neuron/aws-neuron-sdk/issues/new.\n")
+    assert all(f.signature != "ncc-ibir605-activation-ln-scalar-bias" for f in analyze_text(request).findings)
+
+
 def test_a_near_miss_wording_does_not_reach_the_template():
     line = "2025-01-01T00:00:00Z ERROR 7 [neuronx-cc]: peak usage report failed to write\n"
     assert all(f.signature != "ncc-eoom001-hbm-limit-exceeded" for f in analyze_text(line).findings)

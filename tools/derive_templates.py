@@ -11,6 +11,7 @@ adding or changing a signature; tests/test_templates.py fails while the file is 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -27,6 +28,8 @@ from forensics.parse import assemble  # noqa: E402
 
 TARGET = KNOWLEDGE_DIR / "templates.toml"
 MAX_CHARS = 300  # the head of a long message block carries its wording; the rest is context
+_BOILERPLATE = re.compile(r"\s*-?\s*Please open a support ticket|\s*You may also be able to obtain more information", re.I)
+WHOLE_MESSAGE = 0.6  # a field value this share of the message's length or more is the message itself
 
 
 def template_for(kb: KnowledgeBase, signature: Signature, sample: Path) -> str | None:
@@ -36,10 +39,15 @@ def template_for(kb: KnowledgeBase, signature: Signature, sample: Path) -> str |
     claim = next((c for c in match(kb, log, retained) if c.signature.id == signature.id and c.how != "template"), None)
     if claim is None or not claim.message.strip():
         return None
-    text = claim.message[:MAX_CHARS]
+    # The compiler ends many internal errors with the same request to file a ticket: wording every one of
+    # them shares says nothing about which failure it is.
+    text = _BOILERPLATE.split(claim.message, maxsplit=1)[0][:MAX_CHARS]
+    # Field values vary between occurrences: mask them. A field that captures most of the message (the
+    # whole message, kept for the report) is the wording itself; its numbers and paths are masked like any
+    # others.
     values = [v for rule in signature.extract if (found := compiled(rule.pattern).search(claim.message))
-              for v in found.groupdict().values() if v and v.strip()]
-    for value in sorted(values, key=len, reverse=True):  # field values vary between occurrences: mask them
+              for v in found.groupdict().values() if v and v.strip() and len(v) < WHOLE_MESSAGE * len(text)]
+    for value in sorted(values, key=len, reverse=True):
         text = text.replace(value, "<*>")
     template = mask(text)
     return template if len(tokens(template)) >= MIN_TOKENS else None
