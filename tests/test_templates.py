@@ -55,3 +55,10 @@ def test_a_line_that_could_reach_a_template_is_always_scored_against_it():
         for template in templates:
             unheld = {t: w for t, w in template_tokens(template) if number not in holders.get(t, ())}
             assert resemblance(template, unheld) < THRESHOLD, (signature.id, template)
+
+
+def test_a_wording_pattern_matches_the_message_re_cased():
+    line = "2024-May-21 16:08:34.244955 58100:58100 ERROR  TDRV:tdrv_init_mla_phase1   {}\n"
+    for text in ("Could not open the nd3", "could not open the nd3", "COULD NOT OPEN THE ND3"):
+        assert analyze_text(line.format(text)).findings[0].signature == "nrt-could-not-open-device"
+    assert analyze_text(line.format("Could not open the file nd3.cfg")).findings[0].signature != "nrt-could-not-open-device"

@@ -37,7 +37,9 @@ class Match(Strict):
     of several signatures matching one line claims it."""
 
     codes: list[str] = Field(default_factory=list)  # coded diagnostics: NCC_IXLV002, TEN404, F134
-    patterns: list[str] = Field(default_factory=list)  # regexes searched in each retained line
+    # Regexes searched in each retained line, in any letter case: tools re-case their messages between
+    # releases ("Could not" / "could not") and users re-type them.
+    patterns: list[str] = Field(default_factory=list)
     nrt_statuses: list[str] = Field(default_factory=list)  # NRT_EXEC_OOB, from err:/status=/Failure:
     exit_codes: list[int] = Field(default_factory=list)  # `neuronx-cc failed with N`
     # Only match when the message of the coded diagnostic also matches (codes shared by several causes).
