@@ -211,6 +211,16 @@ def test_a_runtime_record_pasted_without_its_timestamp_is_still_a_runtime_record
     assert [e.producer for e in _parse("ERROR HTTP:500 from the metadata service\n").events] != ["runtime"]
 
 
+def test_runtime_records_without_timestamps_are_each_their_own_message():
+    """A wording pattern reads a record and the lines that continue it, never the next record: the cause on
+    the first line keeps its own finding when the timestamps were stripped."""
+    records = ("ERROR  TDRV:tdrv_init_mla_phase1   Could not open the nd1\n"
+               "ERROR  TDRV:tdrv_destroy           TDRV not initialized\n"
+               "ERROR   NRT:nrt_init               Failed to initialize devices, error:1\n")
+    for text in (records, "".join("11802:11802 " + line + "\n" for line in records.splitlines())):
+        assert _top_family(text) == "device-not-visible"
+
+
 def test_compiler_frames_behind_a_driver_prefix_with_a_thread_id_are_the_compilers():
     prefix = "2023-10-25T08:32:15Z ERROR 50940 140579525248832 [neuronxcc.driver.CommandDriver]: "
     log = _parse(prefix + 'Traceback (most recent call last):\n' + prefix +

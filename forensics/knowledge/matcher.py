@@ -52,11 +52,14 @@ def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
     return claims
 
 
-def _block(retained: list[SourceLine], index: int) -> tuple[int, str]:
-    """The end line and text of the message starting at retained[index]: it and the lines right after it."""
+def _block(retained: list[SourceLine], index: int, record_lines: frozenset[int]) -> tuple[int, str]:
+    """The end line and text of the message starting at retained[index]: it and the lines right after it,
+    up to the next line that starts a record of its own (by its shape, or a runtime record the parser read,
+    with or without its timestamp)."""
     end = index
     while (end + 1 < len(retained) and end - index < BLOCK_LINES
-           and retained[end + 1].line == retained[end].line + 1 and not _RECORD_START.match(retained[end + 1].text)):
+           and retained[end + 1].line == retained[end].line + 1 and retained[end + 1].line not in record_lines
+           and not _RECORD_START.match(retained[end + 1].text)):
         end += 1
     return retained[end].line, " ".join(line.text.strip() for line in retained[index:end + 1])
 
@@ -66,13 +69,13 @@ def _any_case(pattern: str) -> str:
     return "(?i)" + pattern.removeprefix("(?i)")
 
 
-def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine]) -> list[Claim]:
+def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:
     claims = []
     patterned = [(s, [compiled(_any_case(p)) for p in s.match.patterns]) for s in kb.signatures if s.match.patterns]
     for index, line in enumerate(retained):
         for signature, patterns in patterned:
             if any(p.search(line.text) for p in patterns):
-                end_line, text = _block(retained, index)
+                end_line, text = _block(retained, index, record_lines)
                 claims.append(Claim(signature, line.line, end_line, text))
     return claims
 
@@ -88,7 +91,7 @@ def templates_of(kb: KnowledgeBase) -> list[tuple[Signature, tuple[str, ...]]]:
     return [(s, t) for s, t in found if t]
 
 
-def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: int) -> list[Claim]:
+def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: int, record_lines: frozenset[int]) -> list[Claim]:
     """The signature whose message template a failure line resembles best, when it resembles one enough.
     The input's last line may be cut short (a paste that stops mid-line): it is compared with each
     template's head too."""
@@ -96,7 +99,7 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
     failure_lines = [i for i, line in enumerate(retained) if reads_as_failure(line.text)][-TEMPLATE_LINES:]
     claims = []
     for index in failure_lines:
-        end_line, text = _block(retained, index)
+        end_line, text = _block(retained, index, record_lines)
         line_tokens = tokens(text)
         cut = end_line == last_line
         score_of = cut_resemblance if cut else resemblance
@@ -142,7 +145,7 @@ def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dic
     return holders
 
 
-def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
+def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:
     by_line = {line.line: i for i, line in enumerate(retained)}
     claims = []
     for status_signatures, records, key in (
@@ -153,7 +156,7 @@ def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]
             for signature in status_signatures:
                 if key(signature, record):
                     index = by_line.get(record.line)
-                    end_line, text = _block(retained, index) if index is not None else (record.line, "")
+                    end_line, text = _block(retained, index, record_lines) if index is not None else (record.line, "")
                     claims.append(Claim(signature, record.line, end_line, text, how="status"))
                     break
     return claims
@@ -191,8 +194,10 @@ def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list
     """Accepted claims in recognition order; a later claim overlapping another signature's is dropped."""
     codes, statuses = _printed_facts(log)
     below_error = log.below_error_lines()
-    candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained) + _status_claims(kb, log, retained)
-                              + _template_claims(kb, retained, log.total_lines))
+    record_lines = frozenset(e.line for e in log.events if e.producer == "runtime")  # one line each
+    candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained, record_lines)
+                              + _status_claims(kb, log, retained, record_lines)
+                              + _template_claims(kb, retained, log.total_lines, record_lines))
                   if not _contradicted(c, codes, statuses)
                   and (c.signature.match.claims_warnings or c.line not in below_error)]
     # A wording claim that contradicts a printed fact is gone already; of the rest the signature first in
