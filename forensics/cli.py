@@ -15,6 +15,7 @@ import typer
 
 from forensics import __version__
 from forensics.cli_experiments import experiments
+from forensics.cli_hlo import hlo_app
 from forensics.errors import InputError
 from forensics.render.style import choose_color, wants_color
 from forensics.triage.command import triage
@@ -218,6 +219,7 @@ class _DefaultToShow(typer.core.TyperGroup):
 
 neff_app = typer.Typer(cls=_DefaultToShow, no_args_is_help=True, help="Read NEFF files: `neff FILE`, `neff diff A B`.")
 app.add_typer(neff_app, name="neff")
+app.add_typer(hlo_app, name="hlo")
 
 
 @neff_app.command("show")
