@@ -211,6 +211,17 @@ def test_a_runtime_record_pasted_without_its_timestamp_is_still_a_runtime_record
     assert [e.producer for e in _parse("ERROR HTTP:500 from the metadata service\n").events] != ["runtime"]
 
 
+def test_an_ice_banner_pasted_without_its_title_rows_is_still_the_banner():
+    prefix = "01/03/2023 01:12:05 PM ERROR 29231 [neuron-cc]: "
+    fields = ["Error message:  ERROR: Failed in /venv/neuroncc/starfish/bin/hlo2penguin --input /tmp/x.pb",
+              "Error class:    AssertionError", "Error location: Unknown"]
+    [ice] = _parse("".join(prefix + field + "\n" for field in fields)).ice
+    assert (ice.error_class, ice.line, ice.end_line) == ("AssertionError", 1, 3)
+    assert _top_family("".join(prefix + field + "\n" for field in fields)) == "compiler-internal-crash"
+    # The same words printed by anything but the compiler are not its banner.
+    assert _parse("".join(field + "\n" for field in fields)).ice == []
+
+
 def test_runtime_records_without_timestamps_are_each_their_own_message():
     """A wording pattern reads a record and the lines that continue it, never the next record: the cause on
     the first line keeps its own finding when the timestamps were stripped."""

@@ -163,7 +163,7 @@ class _Assembler(BlockReader, TracebackReader):
         if maybe_traceback(text) and (frame := parse("traceback", text.strip())) is not None:
             return self._traceback_line(number, frame)
         inner = parse("compiler", text) if text else None
-        if inner is not None and self._compiler_block_line(number, inner):
+        if inner is not None and self._compiler_block_line(number, inner, from_compiler=True):
             if (line.level or "").upper() in ERROR_LEVELS:  # the ICE banner reports an error too
                 self.last_error = number
             return True

@@ -18,8 +18,9 @@ _STARS = re.compile(r"^\*{20,}$")
 class BlockReader(MessageReader):
     """The ICE banner, the BIR verifier block and the NRT infodump, as the assembler meets their lines."""
 
-    def _compiler_block_line(self, number: int, line: object) -> bool:
-        """File a line of the ICE banner or of a BIR block; False when `line` is no such line."""
+    def _compiler_block_line(self, number: int, line: object, from_compiler: bool = False) -> bool:
+        """File a line of the ICE banner or of a BIR block; False when `line` is no such line. `from_compiler`:
+        the line was behind the compiler's own log prefix."""
         match line:
             case IceMark(title=title):
                 if self.open_ice is None:
@@ -27,6 +28,9 @@ class BlockReader(MessageReader):
                 elif not title:  # the closing row of stars
                     self.open_ice.end_line = number
             case IceField(key=key, value=value):
+                if self.open_ice is None and from_compiler and key == "Error message":
+                    # The banner's first field behind the compiler's prefix: the title rows were cut from the paste.
+                    self._open_ice(number)
                 if self.open_ice is not None:
                     self.ice_field = key
                     self.open_ice.end_line = number
