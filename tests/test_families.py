@@ -390,6 +390,20 @@ ModuleNotFoundError: No module named '{module}'
 """
 
 
+LAZY_IMPORT = """\
+Traceback (most recent call last):
+  File "/venv/lib/python3.8/site-packages/transformers/utils/import_utils.py", line 1382, in _get_module
+    return importlib.import_module("." + module_name, self.__name__)
+RuntimeError: Failed to import optimum.neuron.modeling because of the following error (look up to see its traceback): No module named '{module}'
+"""
+
+
+def test_a_lazy_module_re_raising_its_own_missing_module_is_a_mixed_install():
+    """Hugging Face's lazy modules re-raise the ModuleNotFoundError as a RuntimeError naming the importer."""
+    assert _top_family(LAZY_IMPORT.format(module="optimum.exporters.neuron")) == "version-skew"
+    assert _top_family(LAZY_IMPORT.format(module="onnx")) != "version-skew"  # a dependency, not its own module
+
+
 def test_a_package_that_cannot_import_its_own_module_is_a_mixed_install():
     assert _top_family(OWN_MODULE.format(module="optimum.commands.env")) == "version-skew"
     # Another package's module missing is a missing dependency, not a mixed install of this one.

@@ -34,6 +34,9 @@ HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a pa
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
 _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
 _MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
+# Hugging Face's lazy modules re-raise an import failure as "Failed to import optimum.neuron.modeling because of
+# the following error ...: No module named 'optimum.exporters.neuron'": the importer is named in the message.
+_LAZY_IMPORTER = compile_linear(r"Failed to import ([\w.]+) because")
 _ASSERTION = compile_linear(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
 
@@ -185,8 +188,11 @@ class _Facts:
         'optimum.commands.env'` raised in optimum/commands/__init__.py): parts of two releases of it are
         installed, or a source checkout shadows the installed package."""
         for traceback in self.log.tracebacks:
-            missing = _MISSING_MODULE.search(traceback.message or "") if traceback.exception == "ModuleNotFoundError" else None
-            importer = traceback.frames[-1].package_path if traceback.frames else ""
+            message = traceback.message or ""
+            lazy = _LAZY_IMPORTER.search(message)
+            missing = _MISSING_MODULE.search(message) if traceback.exception == "ModuleNotFoundError" or lazy else None
+            importer = (lazy.group(1).replace(".", "/") if lazy else
+                        traceback.frames[-1].package_path if traceback.frames else "")
             if missing and "." in missing.group(1) and importer.startswith(missing.group(1).split(".")[0] + "/"):
                 return traceback.end_line
         return None
