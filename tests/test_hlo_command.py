@@ -32,7 +32,8 @@ def test_convolution_gradients_are_recognised_from_structure():
     assert (weights["backward"], weights["backward_of"], weights["window"], weights["rhs_dilate"]) == (
         "filter", "conv_general_dilated.3", "16x16", "2x2")
     assert weights["dim_labels"] == "fb01_io01->fb01" and forward["feature_group_count"] == 1
-    assert forward["source"].startswith(str(REPO / "tools/gen_hlo_fixtures.py") + ":")
+    # The fixtures were generated in another checkout: the source line names the generator, wherever it was.
+    assert forward["source"].split(":")[0].endswith("/tools/gen_hlo_fixtures.py")
 
 
 def test_a_forward_convolution_alone_is_no_gradient():
