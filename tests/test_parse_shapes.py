@@ -162,6 +162,25 @@ def test_the_level_a_loggers_prefix_gives_a_line_is_its_level():
     assert 4 not in log.below_error_lines()
 
 
+def test_a_frames_source_line_behind_a_wrapper_keeps_its_indentation():
+    """Ray, vLLM and torchrun put one space after their prefix; the traceback's own indentation says which
+    line is a frame's source line."""
+    lines = ('  File "train.py", line 538, in train_llama', '    optimizer.load_state_dict(state_dict["optimizer"])',
+             "KeyError: 'optimizer'")
+    for prefix in ("(RayTrainWorker pid=68013, ip=10.0.248.104) ", "[rank3]: ", "ERROR 12-10 20:13:47 [engine.py:366] "):
+        [traceback] = _parse("Traceback (most recent call last):\n" + "".join(prefix + line + "\n" for line in lines)).tracebacks
+        assert traceback.frames[0].code == 'optimizer.load_state_dict(state_dict["optimizer"])', prefix
+
+
+def test_words_are_read_in_the_line_not_in_the_prefix_a_wrapper_put_on_it():
+    """vLLM relays a worker's traceback with `ERROR ... [worker_base.py:619]` on every line: that ERROR is no
+    word of what the line says (here: a compile that succeeded)."""
+    prefix = "(EngineCore_0 pid=50594) ERROR 07-02 08:32:25 [worker_base.py:619] "
+    log = prefix + "compiling the context encoding model for bucket 4096\n"
+    assert _top_family(log) != "framework-compile-failure"
+    assert _top_family(prefix + "neuronx-cc compilation failed with exit code 70\n") == "framework-compile-failure"
+
+
 def test_a_traceback_behind_an_error_prefix_is_one_record_not_an_error_a_line():
     prefix = "ERROR 12-10 20:13:47 [engine.py:366] "
     log = _parse("".join(prefix + line + "\n" for line in (

@@ -18,6 +18,7 @@ from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.schema import Detect, Family
 from forensics.linear_regex import compile_linear
 from forensics.masking import mask
+from forensics.parse.normalise import unwrap
 from forensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
 from forensics.vocabulary import code_parts, reads_as_failure
 
@@ -82,7 +83,9 @@ class _Facts:
         # A traceback's source lines are code, not messages: `raise RuntimeError('Invalid device')` says
         # nothing about what this run printed.
         source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}
-        self.failure_lines = [(line.line, line.text.lower()) for line in retained
+        # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
+        # on every line of a traceback it relays) is no word of the failure.
+        self.failure_lines = [(line.line, unwrap(line.text.strip()).line.lower()) for line in retained
                               if line.line not in source and (line.line in error_level or reads_as_failure(line.text))]
         self.text_of = {line.line: line.text for line in retained}
         # What the run involved, for context_words: every kept line, frame path and installed package.

@@ -251,4 +251,9 @@ class PrefixShapes(Transformer):
                 level = token.split(" ", 1)[0]
             elif token.type == "PYLOG":
                 level = token.rstrip(" \t:").rsplit(":", 1)[-1]
-        return Unwrapped(str(parts[-1] or ""), level)
+        own = str(parts[-1] or "")
+        # A wrapper puts one space between itself and the line; more is the line's own indentation (a
+        # traceback's frames and source lines), which says what the line is.
+        last = parts[-2] if len(parts) > 1 else None
+        pad = len(last) - len(last.rstrip(" \t")) if last is not None and own else 0
+        return Unwrapped(" " * (pad - 1) + own if pad > 1 else own, level)
