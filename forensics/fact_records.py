@@ -93,3 +93,43 @@ def build_record(kind: str, values: dict[str, object]) -> AnyFact | None:
         return cast(AnyFact, model.model_validate(known))
     except ValueError:
         return None
+
+
+# ---------------------------------------------------------------- HLO facts (explain --hlo, evidence kind `hlo`)
+
+# The named facts an HLO module gives the hypotheses (evidence rules with `hlo = NAME`), each with what it
+# counts. A fact is a list of observations: one per module read for a module-wide number, one per kernel or per
+# convolution for the others; a rule holds when one observation satisfies it (a graph, not the sum of graphs).
+HLO_FACTS: dict[str, str] = {
+    "instructions": "instructions in the module",
+    "custom_calls": "custom-call instructions, whatever their target",
+    "kernel_calls": "per kernel: how many times one graph launches it (custom-calls whose target launches a kernel, "
+                    "such as AwsNeuronCustomNativeKernel)",
+    "bf16_ops": "arithmetic instructions that compute in bf16",
+    "bf16_share": "the share (0-1) of arithmetic instructions that compute in bf16",
+    "bf16_f32_converts": "convert instructions between bf16 and f32, either way (f32 islands in a bf16 graph)",
+    "activation_ops": "transcendental instructions (tanh, exponential, logistic, log, erf, rsqrt, ...): what the "
+                      "activation engine evaluates from lookup tables",
+    "activation_kinds": "how many distinct transcendental opcodes the module uses",
+    "conv_window": "per convolution: its window, e.g. 7x7",
+    "gradient_conv_kernel": "per convolution that is an input or filter gradient: the kernel size of the forward "
+                            "convolution it differentiates, e.g. 7x7 (decided from the graph's structure)",
+    "collectives": "collective instructions (all-reduce, all-gather, reduce-scatter, collective-permute, ...)",
+    "dynamic_shapes": "instructions with a bounded dynamic dimension",
+    "hbm_estimate_bytes": "parameter + output bytes of the entry computation: the least the device must hold",
+}
+HloFactName = Literal["instructions", "custom_calls", "kernel_calls", "bf16_ops", "bf16_share", "bf16_f32_converts",
+                      "activation_ops", "activation_kinds", "conv_window", "gradient_conv_kernel", "collectives",
+                      "dynamic_shapes", "hbm_estimate_bytes"]
+assert set(get_args(HloFactName)) == set(HLO_FACTS), "HloFactName must name every HLO fact"
+HLO_FACT_PREFIX = "hlo."  # the key of a named HLO fact among the artifact facts: hlo.kernel_calls
+
+
+class HloObservation(BaseModel):
+    """One observation of a named HLO fact: its value, what it means in words, and the module it was read from."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    value: int | float | str | bool
+    detail: str  # what a user reads: "the HLO calls kernel sendrecv_kernel 2 times"
+    module: str  # the file it was read from

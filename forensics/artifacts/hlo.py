@@ -16,8 +16,9 @@ MAX_BYTES = 2 << 30  # a module's text or proto, after gunzip: past this it is n
 _GZIP = b"\x1f\x8b"
 
 
-def load_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when they are gzip (bounded, so a small .gz cannot fill memory)."""
+def load_bytes(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The file's bytes, gunzipped when they are gzip (at most `limit` once unpacked, so a small .gz cannot fill
+    memory)."""
     try:
         data = path.read_bytes()
     except IsADirectoryError:
@@ -28,11 +29,11 @@ def load_bytes(path: Path) -> bytes:
         return data
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
-        out = inflater.decompress(data, MAX_BYTES)
+        out = inflater.decompress(data, limit)
     except zlib.error:
         raise InputError(f"{path}: a damaged or truncated gzip file") from None
     if inflater.unconsumed_tail:
-        raise InputError(f"{path}: more than {MAX_BYTES >> 30} GB once unpacked; not read")
+        raise InputError(f"{path}: more than {_size(limit)} once unpacked; not read")
     if not inflater.eof:
         raise InputError(f"{path}: a truncated gzip file")
     return out
@@ -42,8 +43,12 @@ def is_text(data: bytes) -> bool:
     return data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"HloModule")
 
 
-def read_module(path: Path) -> HloModule:
-    data = load_bytes(path)
+def _size(limit: int) -> str:
+    return f"{limit >> 30} GB" if limit >= 1 << 30 else f"{limit >> 20} MB"
+
+
+def read_module(path: Path, limit: int = MAX_BYTES) -> HloModule:
+    data = load_bytes(path, limit)
     if not data.strip():
         raise InputError(f"{path}: empty file, not an HLO module")
     if is_text(data):
@@ -71,9 +76,9 @@ def _looks_like_text(data: bytes) -> bool:
     return b"\x00" not in head and all(byte >= 0x20 or byte in b"\t\r\n\f" for byte in head)
 
 
-def read_hlo(path: Path) -> HloReport:
-    """The facts of the HLO module in `path` (`nforensics hlo FILE`)."""
-    return hlo_report(read_module(path), str(path))
+def read_hlo(path: Path, limit: int = MAX_BYTES) -> HloReport:
+    """The facts of the HLO module in `path` (`nforensics hlo FILE`); `limit` bounds its size once unpacked."""
+    return hlo_report(read_module(path, limit), str(path))
 
 
 def diff_hlo(a: Path, b: Path) -> HloDiff:
