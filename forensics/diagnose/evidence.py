@@ -12,6 +12,7 @@ from itertools import islice
 from operator import attrgetter
 
 from forensics.diagnose.versions import is_older, normalise_package, seen_version
+from forensics.fact_records import HLO_FACT_PREFIX, HloObservation
 from forensics.knowledge import compiled
 from forensics.knowledge.schema import EvidenceRule, HypothesisSpec
 from forensics.records import Environment, Evidence, Finding, Hypothesis, SourceLine
@@ -70,7 +71,31 @@ def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: l
         return [] if _compare(finding.fields.get(rule.field), rule) else None
     if rule.fact:
         return [] if _compare(facts.get(rule.fact), rule) else None
+    if rule.hlo:
+        return _observe_hlo(rule, facts)
     return None
+
+
+def _hlo_holds(value: object, rule: EvidenceRule) -> bool:
+    if rule.equals is None and rule.min is None and rule.max is None:
+        return bool(value)  # a bare `hlo = NAME`: the module has some
+    return _compare(value, rule)
+
+
+def _observe_hlo(rule: EvidenceRule, facts: Facts) -> list[Evidence] | None:
+    """The observations of the named HLO fact that satisfy the rule, each in the module's own words."""
+    found = facts.get(HLO_FACT_PREFIX + str(rule.hlo))
+    held = [o for o in found if isinstance(o, HloObservation) and _hlo_holds(o.value, rule)] if isinstance(found, list) else []
+    return [Evidence.model_construct(line=None, text=o.detail, note=rule.note, artifact=o.module)
+            for o in held[:_MAX_CITED]] or None
+
+
+def _hlo_modules(facts: Facts) -> str | None:
+    """The HLO modules read (None: none was, and an `hlo` rule can tell nothing)."""
+    found = facts.get(HLO_FACT_PREFIX + "instructions")
+    if not isinstance(found, list) or not found:
+        return None
+    return ", ".join(dict.fromkeys(o.module for o in found if isinstance(o, HloObservation)))
 
 
 def lines_between(retained: list[SourceLine], first: int, last: int) -> list[Evidence]:
@@ -90,18 +115,23 @@ def rank_hypotheses(specs: list[HypothesisSpec], finding: Finding, env: Environm
     """`defining`: the lines a signature's code, status or pattern matched; a family's message varies
     between instances, so a family finding passes none."""
     ranked = []
+    modules = _hlo_modules(facts)
     for order, spec in enumerate(specs):
         score = spec.prior
         cited: list[Evidence] = []
         supported = False
         for rule in spec.evidence:
+            if rule.hlo and modules is None:
+                continue  # no HLO module: the rule can say nothing, neither present nor absent
             observed = _observe(rule, finding, env, retained, facts, defining)
             holds = (observed is None) if rule.absent else (observed is not None)
             if not holds:
                 continue
             score += rule.weight
             supported |= rule.weight > 0
-            if rule.absent:
+            if rule.absent and rule.hlo:
+                cited.append(Evidence.model_construct(text=f"not in the HLO: {rule.note}", note=rule.note, artifact=modules))
+            elif rule.absent:
                 cited.append(Evidence.model_construct(text=f"not in the input: {rule.note}", note=rule.note))
             else:
                 # Facts from artifacts and fields have no input line to cite: the note says what held.

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from forensics.fact_records import RECORD_KINDS, RecordKind
+from forensics.fact_records import RECORD_KINDS, HloFactName, RecordKind
 from forensics.knowledge.order import Tier, check_tier, reject_priority
 from forensics.records import Component, Severity
 
@@ -92,10 +92,30 @@ class EvidenceRule(Strict):
 
     Exactly one selector: `pattern` (regex over retained lines), `env` (variable, optional `value`),
     `flag` (compiler flag, `--auto-cast=none`), `target` (trn1/trn2/inf2), `package` with `below`
-    (version older than), `field` with `equals`/`min`/`max` (a field of this finding), or `fact` with
-    `equals`/`min`/`max` (artifact facts: NEFF, NKI source). With `absent = true` it counts when missing.
+    (version older than), `field` with `equals`/`min`/`max` (a field of this finding), `fact` with
+    `equals`/`min`/`max` (artifact facts: NEFF, NKI source), or `hlo` with `equals`/`min`/`max` (a named fact
+    of the HLO module the compiler was given: explain --hlo, or the module a log names that is on this machine).
+    With `absent = true` it counts when missing.
     A signature's `pattern` rule does not read the finding's own lines (its defining message is no evidence
     of why), unless `in_message = true`: the rule reads a part of the message that differs between instances.
+
+    `hlo` names one of these facts (forensics/fact_records.py HLO_FACTS), each observed per module, or per
+    kernel / per convolution where it says so; the rule holds when one observation satisfies `equals`
+    (a string compared without case), `min` and `max`, or, with none of them, is not zero or empty:
+    - `instructions`: instructions in the module
+    - `custom_calls`: custom-call instructions
+    - `kernel_calls`: per kernel, how many times one graph launches it (`min = 2`: a kernel called twice)
+    - `bf16_ops`, `bf16_share`: arithmetic instructions computing in bf16, and their share (0-1)
+    - `bf16_f32_converts`: converts between bf16 and f32 (f32 islands in a bf16 graph)
+    - `activation_ops`, `activation_kinds`: transcendental instructions (tanh, exp, ...) and distinct opcodes
+    - `conv_window`: per convolution, its window (`equals = "7x7"`)
+    - `gradient_conv_kernel`: per input or filter gradient convolution, the kernel size of the forward
+      convolution it differentiates (`equals = "7x7"`), decided from the graph's structure
+    - `collectives`, `dynamic_shapes`: collective instructions; instructions with a bounded dynamic dimension
+    - `hbm_estimate_bytes`: parameter + output bytes of the entry computation
+    The evidence cites the module's own words ("the HLO calls kernel sendrecv_kernel 2 times") and its file.
+    Without an HLO module the rule says nothing either way, `absent` included: absent means "the module read
+    has none", never "no module was read".
     """
 
     weight: float
@@ -109,6 +129,7 @@ class EvidenceRule(Strict):
     below: str | None = None
     field: str | None = None
     fact: str | None = None
+    hlo: HloFactName | None = None
     equals: str | int | float | bool | None = None
     min: float | None = None
     max: float | None = None
@@ -117,9 +138,9 @@ class EvidenceRule(Strict):
 
     @model_validator(mode="after")
     def _one_selector(self) -> "EvidenceRule":
-        selectors = [s for s in ("pattern", "env", "flag", "target", "package", "field", "fact") if getattr(self, s)]
+        selectors = [s for s in ("pattern", "env", "flag", "target", "package", "field", "fact", "hlo") if getattr(self, s)]
         if len(selectors) != 1:
-            raise ValueError(f"needs exactly one of pattern/env/flag/target/package/field/fact, got {selectors or 'none'}")
+            raise ValueError(f"needs exactly one of pattern/env/flag/target/package/field/fact/hlo, got {selectors or 'none'}")
         if self.pattern:
             _compiles(self.pattern)
         if self.package and not self.below:

@@ -109,10 +109,11 @@ def _evidence_line(rule: EvidenceRule) -> str:
     elif rule.package:
         what = f"{code_span(rule.package)} older than {rule.below}"
     else:
-        name = rule.field or rule.fact or ""
+        name = rule.field or rule.fact or rule.hlo or ""
         bounds = [f"= {rule.equals}" if rule.equals is not None else "", f">= {rule.min:g}" if rule.min is not None else "",
                   f"<= {rule.max:g}" if rule.max is not None else ""]
-        what = f"{'field' if rule.field else 'fact'} {code_span(name)} {' '.join(b for b in bounds if b)}".rstrip()
+        kind = "field" if rule.field else "HLO fact" if rule.hlo else "fact"
+        what = f"{kind} {code_span(name)} {' '.join(b for b in bounds if b)}".rstrip()
     absent = " is absent" if rule.absent else ""
     return f"- {rule.weight:+g} when {what}{absent}: {rule.note}"
 
