@@ -74,6 +74,9 @@ def explain(
         None, "--source", help="The NKI kernel / calling script (.py): kernel facts feed the hypotheses."),
     device: Optional[str] = typer.Option(
         None, "--device", help="The device it ran on (trn1, inf2, trn2 or an instance type); default: what the log says."),
+    hlo: List[Path] = typer.Option(
+        [], "--hlo", help="The HLO module the compiler was given (model.hlo_module.pb or text, maybe .gz; repeatable): "
+        "its facts feed the hypotheses. Without it, modules the log names that are on this machine are read."),
     no_redact: bool = typer.Option(
         False, "--no-redact", help="Print log text as it is: keys, hosts and user names are masked by default."),
     jobs: Optional[int] = typer.Option(
@@ -82,10 +85,10 @@ def explain(
     """Explain what failed in a neuronx-cc / Neuron Runtime / torch-neuronx / NKI log."""
     from forensics.batch import analyses, default_jobs
     from forensics.ci import exit_status, parse_formats, stream_outputs
-    from forensics.pipeline import Artifacts
+    from forensics.pipeline import load_artifacts
 
     requests = parse_formats(format)
-    artifacts = Artifacts(neff, source, device) if neff or source or device else None
+    artifacts = load_artifacts(neff, source, device, hlo)
     skipped: list[str] = []
     results = analyses(inputs, glob, kb, artifacts, jobs=jobs or default_jobs(), redact=not no_redact, skipped=skipped)
     diagnosed = stream_outputs(results, requests, sys.stdout)

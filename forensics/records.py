@@ -28,7 +28,8 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
         return {map_strings(key, change): map_strings(item, change) for key, item in value.items()}
     return value
 
-SCHEMA_VERSION = "1.3"  # 1.1 tier, family, confidence, wrapped_by; 1.2 similar_reports, workaround hypotheses; 1.3 record
+SCHEMA_VERSION = "1.4"  # 1.1 tier, family, confidence, wrapped_by; 1.2 similar_reports, workaround hypotheses; 1.3 record;
+# 1.4 artifacts (files whose facts fed the hypotheses) and an evidence's artifact
 
 Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
 Severity = Literal["error", "warning", "note"]
@@ -248,6 +249,7 @@ class Evidence(Record):
     line: int | None = None  # 1-based input line; None for facts that come from artifacts or fields
     text: str
     note: str | None = None
+    artifact: str | None = None  # the file the fact was read from (an HLO module), when it came from one
 
 
 class Hypothesis(Record):
@@ -324,6 +326,17 @@ class Finding(Record):
     record: FactRecord | None = None  # the typed facts of its kind (forensics/fact_records.py), beside `fields`
 
 
+class ArtifactRead(Record):
+    """A file beside the log whose facts fed the hypotheses: named on the command line (explain --hlo, --neff,
+    --source) or an HLO module the log names (a compile workdir or cache entry on this machine)."""
+
+    kind: Literal["hlo", "neff", "source"]
+    path: str
+    line: int | None = None  # the input line that named it; None when given on the command line
+    read: bool = True  # False: it was there but not read (too big, damaged): `note` says why
+    note: str | None = None
+
+
 class Analysis(Record):
     """The result of `explain` for one input: the JSON contract of design.md."""
 
@@ -333,6 +346,7 @@ class Analysis(Record):
     environment: Environment = Field(default_factory=Environment)
     total_lines: int = 0
     truncated: bool = False
+    artifacts: list[ArtifactRead] = Field(default_factory=list)  # files whose facts fed the hypotheses
 
 
 class SourcedFinding(Finding):

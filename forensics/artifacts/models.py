@@ -166,6 +166,9 @@ class CacheEntry(Record):
     neff_lnc_size: int | None = None
     neff_feature_bits: str | None = None
     diagnosis: Analysis | None = None  # filled by `cache --failed`
+    # `cache --failed`: the facts of the entry's HLO module that hypotheses read, in words, or why it was not read
+    hlo_facts: list[str] = Field(default_factory=list)
+    hlo_note: str | None = None
 
 
 class CacheReport(Record):

@@ -143,6 +143,12 @@ def _cache(report: CacheReport) -> list[RenderableType]:
         table.add_row(e.module, e.compiler_version, Text(e.state, style=style), " ".join(e.flags or []) or "-",
                       _size(e.size_bytes), _age(e.age_seconds), detail)
     parts: list[RenderableType] = [heading, table]
+    for e in report.entries:  # `cache --failed`: the facts of each failed entry's HLO module
+        if e.hlo_facts or e.hlo_note:
+            parts.append(Text(f"\nHLO of {e.module} ({e.hlo})", style="bold"))
+            parts += [Text(f"  • {fact}") for fact in e.hlo_facts]
+            if e.hlo_note:
+                parts.append(Text(f"  {e.hlo_note}", style="yellow"))
     if report.ignored:
         parts.append(Text(f"ignored (not cache folders): {', '.join(report.ignored)}", style="dim"))
     return parts

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from pathlib import PurePath
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -11,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from forensics.records import Analysis, Finding
+from forensics.records import Analysis, ArtifactRead, Finding
 from forensics.render.groups import GroupTally
 from forensics.render.markdown import fixed_in_text
 from forensics.render.style import FIXED_WIDTH
@@ -68,12 +69,22 @@ def _hypotheses(finding: Finding) -> Group:
         if hypothesis.explanation:
             parts.append(Text("   " + hypothesis.explanation.strip(), style="default"))
         for evidence in hypothesis.evidence:
-            where = f"line {evidence.line}: " if evidence.line else ""
-            parts.append(Text.assemble(("   + ", "green"), (evidence.note or "", ""),
-                                       (f"  [{where}{evidence.text.strip()[:90]}]", "dim")))
+            if evidence.artifact:  # a fact of a file (an HLO module): what it shows, in its own words
+                seen = f"  [{PurePath(evidence.artifact).name}: {evidence.text.strip()[:160]}]"
+            else:
+                seen = f"  [{f'line {evidence.line}: ' if evidence.line else ''}{evidence.text.strip()[:90]}]"
+            parts.append(Text.assemble(("   + ", "green"), (evidence.note or "", ""), (seen, "dim")))
         if hypothesis.check:
             parts.append(Text.assemble(("   ? check: ", "yellow"), hypothesis.check))
     return Group(*parts)
+
+
+def _artifact_line(artifact: ArtifactRead) -> Text:
+    """`HLO read: PATH (named on line 3): 10 instructions`, or why a module the log names was not read."""
+    named = f" (named on line {artifact.line})" if artifact.line else ""
+    state = "HLO read" if artifact.read else "HLO not read"
+    return Text(f"  {state}: {artifact.path}{named}" + (f": {artifact.note}" if artifact.note else ""),
+                style="dim" if artifact.read else "yellow")
 
 
 def _workarounds(finding: Finding) -> Group:
@@ -166,6 +177,9 @@ class TextWriter:
             return self._take()
         count = len(analysis.findings)
         console.print(Text(f"{analysis.source}: {count} failure{'s' if count != 1 else ''} diagnosed", style="bold"))
+        for artifact in analysis.artifacts:
+            if artifact.kind == "hlo":
+                console.print(_artifact_line(artifact), soft_wrap=True)  # a path stays whole, to copy
         for finding in analysis.findings:
             if finding.fingerprint in self.explained:  # the same failure again: one line, not the same panel twice
                 line = finding.evidence[0].line if finding.evidence else "?"
