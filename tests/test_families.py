@@ -336,6 +336,8 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("03/01/2023 01:28:13 PM ERROR 59059 [Tensorizer]: Transformation error on operator: _dot.1235", "compiler-tensorizer"),
     ("03/01/2023 01:28:13 PM ERROR 59059 [Codegen]: unexpected state while lowering", "compiler-codegen"),
     ("TypeError: Can't instantiate abstract class NeuronWorker with abstract method execute_worker", "model-library-error"),
+    # A library class name inside a longer CamelCase name.
+    ("AttributeError: type object 'MistralNeuronConfig' does not have the attribute 'get_axes'", "model-library-error"),
     ("AttributeError: Neuron executable (neff) is empty. Please check neuron-cc is installed", "framework-compile-failure"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1", "framework-compile-failure"),
     ("AssertionError: num_key_value_heads (8) must be divisible by tp_degree (12)", "model-library-error"),
@@ -373,6 +375,8 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "subprocess.CalledProcessError: Command '['optimum-cli', 'export', 'onnx', '--model', 'bert']' returned non-zero "
     "exit status 1.",  # an export, but not for Neuron
     "RuntimeError: Unknown builtin op: aten::frobnicate.",  # an operator of no Neuron trace
+    # The Error of an exception's class name is no failure word of its message ("compiled for" is no compile failure).
+    "AssertionError: Input length 5120 exceeds the maximum context length 4096 the model was compiled for",
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",

@@ -95,6 +95,9 @@ CASES = [
     ("messages", "exit_status", "Command '['neuronx-cc']' died with <Signals.SIGKILL: 9>.", "died_with",
      {("SIGNAL", "SIGKILL")}),
     ("messages", "exit_status", "returned non-zero exit status 70.", "nonzero", {("INT", "70")}),
+    ("messages", "exit_status", "INFO:Neuron:Compile command returned: -9", "command_returned", {("INT", "-9")}),
+    ("messages", "outcome", "Shard process was signaled to shutdown with signal 9 rank=0", "signalled",
+     {("SIGNALLED", "signaled to shutdown with signal 9")}),
     ("messages", "nrt_status", "err: 1006 (NRT_EXEC_OOB)", "nrt_status", {("TEXT", " (NRT_EXEC_OOB)")}),
     ("messages", "nrt_status", "Inference completed with err: 1006", "err_number", {("INT", "1006")}),
     ("messages", "nrt_status", 'nrt_load status=1, error message="x"', "api_status", {("API", "nrt_load")}),
@@ -180,6 +183,8 @@ NEAR_MISSES = [
     ("messages", "outcome", "Killed process 4242 after a timeout", "killed"),  # the OOM killer's words, no killer
     ("messages", "outcome", "Out of memory: retrying with a smaller batch", "oom_killed"),
     ("messages", "outcome", "Segmentation of the graph failed", "crash_signal"),
+    ("messages", "exit_status", "the command returned: nothing", "command_returned"),  # no status after it
+    ("messages", "outcome", "the process handles signal 9 by flushing its logs", "signalled"),  # not ended by it
     ("messages", "api_call", "nrt_load API: in progress", "api_call"),
     ("messages", "env_setting", "set XLA_USE_BF16 to 1", "env_setting"),
     ("messages", "instance_type", "on a trn1 host", "instance_type"),

@@ -122,6 +122,27 @@ def test_ansi_colours_are_not_part_of_the_text():
     assert [e.level for e in _parse(coloured).events] == ["ERROR", "ERROR"]
 
 
+def test_colour_escapes_a_collector_wrote_out_are_not_part_of_the_text():
+    """rsyslog writes the ESC character as `#033`; other collectors as `\\033` or `^[`."""
+    for escape in ("#033", "\\033", "^["):
+        line = f"{escape}[2m2024-02-12T16:57:53Z{escape}[0m {escape}[31mERROR{escape}[0m Shard process was signaled to shutdown with signal 9\n"
+        [outcome] = _parse(line).outcomes
+        assert (outcome.kind, outcome.signal) == ("killed", 9), escape
+
+
+def test_a_process_ended_by_a_signal_is_an_outcome_in_the_words_tools_use():
+    for text, kind in (("Shard process was signaled to shutdown with signal 9", "killed"),
+                       ("worker terminated by signal SIGKILL", "killed"), ("child killed by signal 11", "segfault")):
+        assert [o.kind for o in _parse(text + "\n").outcomes] == [kind], text
+    assert _parse("the process handles signal 9 by flushing its logs\n").outcomes == []
+
+
+def test_torch_neurons_report_of_the_compilers_exit_status_is_an_exit_status():
+    log = _parse("INFO:Neuron:Compile command returned: -9\n")
+    assert [(e.tool, e.code) for e in log.exits] == [("neuron-cc", -9)]
+    assert _top_family("INFO:Neuron:Compile command returned: -9\n") == "host-oom-kill"
+
+
 def test_a_quoted_line_that_is_not_json_is_kept_as_written():
     assert _parse('"unterminated quote: Killed\n').outcomes  # still read: the outcome is found
 

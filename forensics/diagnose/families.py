@@ -30,6 +30,8 @@ SELECTOR_CONFIDENCE = {
     "frame_code": 0.55, "exceptions": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
+CAMEL_MIN = 6  # letters a word needs to be found inside a CamelCase name
+_CLASS_SUFFIXES = frozenset({"error", "exception", "warning", "failure", "interrupt"})
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
@@ -85,12 +87,12 @@ class _Facts:
         source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}
         # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
         # on every line of a traceback it relays) is no word of the failure.
-        self.failure_lines = [(line.line, unwrap(line.text.strip()).line.lower()) for line in retained
+        self.failure_lines = [(line.line, unwrap(line.text.strip()).line) for line in retained
                               if line.line not in source and (line.line in error_level or reads_as_failure(line.text))]
         self.text_of = {line.line: line.text for line in retained}
         # What the run involved, for context_words: every kept line, frame path and installed package.
-        self.context = "\n".join([line.text.lower() for line in retained] + [f.file.lower() for f in self.frames]
-                                 + [name.lower() for name in log.environment.packages])
+        self.context = "\n".join([line.text for line in retained] + [f.file for f in self.frames]
+                                 + list(log.environment.packages))
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
@@ -182,7 +184,7 @@ class _Facts:
                 lines.append(line)
             elif structure == "cache_replay":
                 # Said of the cache, not a path that runs through it (`.../neuron-compile-cache/MODULE_...`).
-                lines += [n for n, text in self.failure_lines if "cache" in (prose := mask(text)) and "fail" in prose
+                lines += [n for n, text in self.failure_lines if "cache" in (prose := mask(text.lower())) and "fail" in prose
                           and ("neff" in prose or "compil" in prose)][:3]
         return (lines, fields) if lines else None
 
@@ -214,10 +216,17 @@ class _Facts:
 
 @cache
 def _words(group: tuple[str, ...]) -> re.Pattern[str]:
-    """Any word of a group, where a token starts ("compil" in "compilation"), not inside another word ("ofi"
-    is not in "profile"). One alternation a group: a log with thousands of error lines is read once a group,
-    not once a word."""
-    return re.compile(r"(?<![a-z0-9])(?:" + "|".join(re.escape(w) for w in sorted(group, key=len, reverse=True)) + ")")
+    """Any word of a group, in any case, where a token starts ("compil" in "compilation"), not inside another
+    word ("ofi" is not in "profile"). A name of CAMEL_MIN letters or more also starts where a capital follows
+    a lower-case letter ("neuronconfig" in LlamaNeuronConfig), except the suffixes of exception class names
+    (the "Error" of AssertionError is no word of the message). One alternation a group: a log with thousands
+    of error lines is read once a group, not once a word."""
+    ordered = sorted(group, key=len, reverse=True)
+    inner = [w for w in ordered if len(w) >= CAMEL_MIN and w not in _CLASS_SUFFIXES]
+    pattern = r"(?<![A-Za-z0-9])(?i:" + "|".join(map(re.escape, ordered)) + ")"
+    if inner:
+        pattern += r"|(?<=[a-z])(?=[A-Z])(?i:" + "|".join(map(re.escape, inner)) + ")"
+    return re.compile(pattern)
 
 
 _SELECTORS = (

@@ -28,7 +28,8 @@ _UNPREFIXED_SCHEME = re.compile(r"^[EIW][A-Z]{3,4}\d{3}$")
 _PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 # How a process ended -> (outcome kind, the signal that ends it that way)
 _ENDINGS: dict[str, tuple[OutcomeKind, int]] = {
-    "shell killed": ("killed", 9), "oom killed": ("killed", 9), "segfault": ("segfault", 11), "abort": ("abort", 6)}
+    "shell killed": ("killed", 9), "oom killed": ("killed", 9),
+    "signal kill": ("killed", 9), "segfault": ("segfault", 11), "abort": ("abort", 6)}
 
 
 class MessageShapes(Transformer):
@@ -67,6 +68,10 @@ class MessageShapes(Transformer):
     def nonzero(self, parts: Parts) -> ExitCode:
         [code] = parts
         return ExitCode("neuronx-cc", int(code))
+
+    def command_returned(self, parts: Parts) -> ExitCode:
+        [code] = parts
+        return ExitCode("neuron-cc", int(code))
 
     def nrt_status(self, parts: Parts) -> StatusMention:
         found, text = parts
@@ -130,6 +135,11 @@ class MessageShapes(Transformer):
     def crash_signal(self, parts: Parts) -> str:
         [signal] = parts
         return "segfault" if "Segmentation" in signal else "abort"
+
+    def signalled(self, parts: Parts) -> str:
+        [said] = parts
+        number = said.rstrip().rsplit(" ", 1)[-1].removeprefix("SIG")
+        return {"9": "signal kill", "KILL": "signal kill", "11": "segfault", "SEGV": "segfault"}.get(number, "abort")
 
     def api_call(self, parts: Parts) -> ApiTrace:
         api, phase, _rest = parts

@@ -117,13 +117,14 @@ class MessageReader(AssemblerState):
         elif "NRT_" in text and (status := _find("named_status", StatusMention, text)):
             self._add(self.log.nrt_statuses, status.at(number))
             found = True
-        if ("with" in text or "exit" in text or "died" in text) and (exit_code := _find("exit_status", ExitCode, text)):
+        if ("with" in text or "exit" in text or "died" in text or "returned:" in text) and (
+                exit_code := _find("exit_status", ExitCode, text)):
             self._add(self.log.exits, exit_code.at(number))
             found = True
         return found
 
     def _outcomes(self, number: int, text: str) -> bool:
-        if not ("illed" in text or "Segmentation" in text or "dumped)" in text) or not (
+        if not ("illed" in text or "Segmentation" in text or "dumped)" in text or "signal" in text) or not (
                 ended := _find("outcome", ProcessEnd, text)):
             return False
         self._add(self.log.outcomes, ended.at(number, text.strip()))

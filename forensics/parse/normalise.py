@@ -19,7 +19,9 @@ NRT_RECORD_START = re.compile(
     r"(?<=\S)(?=\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d\.\d{4,6}\s)"
     r"|(?<=[^\d\s.:])\s*(?=\d{2,7}:\d{2,7} +(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL) +[A-Z][A-Z0-9_]*:)"
 )
-_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+# A colour escape, also as a collector wrote the ESC character out (rsyslog's `#033`, `\033`, caret `^[`).
+_ANSI_ESCAPE = re.compile(r"(?:\x1b|#033|\\033|\\x1b|\^\[)\[[0-9;?]*[ -/]*[@-~]")
+_ESCAPE_STARTS = ("\x1b", "#033[", "\\033[", "\\x1b[", "^[[")
 _JSON_MEMBER = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*")\s*,?$')
 _JSON_NOT_LOG = frozenset({"ename", "evalue", "output_type", "name"})
 # A traceback folded onto one line: where each frame starts, where its function name ends and its source
@@ -48,7 +50,7 @@ def unescaped(raw: str) -> list[str]:
         if decoded is not None:
             text = decoded
     pieces = text.split("\\n") if "\\n" in text else text.split("\n")
-    return [_ANSI_ESCAPE.sub("", piece) for piece in pieces] if "\x1b" in text else pieces
+    return [_ANSI_ESCAPE.sub("", piece) for piece in pieces] if any(e in text for e in _ESCAPE_STARTS) else pieces
 
 
 def _json_strings(text: str) -> str | None:
