@@ -131,6 +131,23 @@ def test_a_compile_that_ended_is_not_a_hang(ending):
     assert "process-hang" not in [f.family for f in analyze_text(WALRUS_PROGRESS + ending).findings]
 
 
+STOPPED_BY_HAND = """\
+Traceback (most recent call last):
+  File "/opt/venv/lib/python3.10/site-packages/torch_xla/core/xla_model.py", line 1062, in mark_step
+    torch_xla._XLAC._xla_step_marker(
+KeyboardInterrupt
+"""
+
+
+def test_a_run_someone_stopped_by_hand_is_a_hang_at_hang_confidence():
+    for log in (STOPPED_BY_HAND, "    neuron_test.go:72: Waiting for single node job to complete\n^Csignal: interrupt\n"):
+        top = analyze_text(log).findings[0]
+        assert (top.family, top.confidence) == ("process-hang", 0.45)
+    # An error printed before the interrupt is what failed; the interrupt only follows it.
+    assert _top_family("[ERROR] [NCC_EOOM001] Maximum peak HBM usage exceeds the limit\n^C\n") == "compiler-resource-limit"
+    assert _top_family("the handler for an interrupt by the timer fired\n") is None
+
+
 def test_an_unknown_component_code_gets_its_component_family():
     top = analyze_text("2025-03-01T10:00:01Z ERROR 1 [neuronx-cc]: [NCC_IBIR999] something new in the verifier\n").findings[0]
     assert (top.tier, top.family, top.code) == ("family", "compiler-bir-verifier", "NCC_IBIR999")

@@ -96,6 +96,7 @@ CASES = [
      {("SIGNAL", "SIGKILL")}),
     ("messages", "exit_status", "returned non-zero exit status 70.", "nonzero", {("INT", "70")}),
     ("messages", "exit_status", "INFO:Neuron:Compile command returned: -9", "command_returned", {("INT", "-9")}),
+    ("messages", "outcome", "^Csignal: interrupt", "interrupted", {("INTERRUPTED", "^C")}),
     ("messages", "outcome", "Shard process was signaled to shutdown with signal 9 rank=0", "signalled",
      {("SIGNALLED", "signaled to shutdown with signal 9")}),
     ("messages", "nrt_status", "err: 1006 (NRT_EXEC_OOB)", "nrt_status", {("TEXT", " (NRT_EXEC_OOB)")}),
@@ -185,6 +186,7 @@ NEAR_MISSES = [
     ("messages", "outcome", "Segmentation of the graph failed", "crash_signal"),
     ("messages", "exit_status", "the command returned: nothing", "command_returned"),  # no status after it
     ("messages", "outcome", "the process handles signal 9 by flushing its logs", "signalled"),  # not ended by it
+    ("messages", "outcome", "the handler for an interrupt by the timer fired", "interrupted"),  # not a user's interrupt
     ("messages", "api_call", "nrt_load API: in progress", "api_call"),
     ("messages", "env_setting", "set XLA_USE_BF16 to 1", "env_setting"),
     ("messages", "instance_type", "on a trn1 host", "instance_type"),

@@ -273,7 +273,7 @@ class Signature(Strict):
 
 # ---------------------------------------------------------------- families
 
-Outcome = Literal["killed", "segfault", "abort", "signal", "hang"]
+Outcome = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted"]
 Operation = Literal["compile", "load", "collectives", "execute"]
 Structure = Literal["ice_banner", "bir_block", "compiler_assertion", "cache_replay", "own_module_missing"]
 

@@ -95,4 +95,5 @@ def timestamped_grammars(body: str) -> tuple[str, ...]:
 def maybe_traceback(body: str) -> bool:
     text = body.lstrip()
     return (text.startswith(("Traceback", "File ", "Cell In", "#")) or "Error" in text[:80] or "Exception" in text[:80]
+            or "Interrupt" in text[:80] or "StopIteration" in text[:80] or "SystemExit" in text[:80]
             or "Traceback" in text or text[:1].isdigit() and "# " in text[:6] or ".py(" in text or ".go:" in text)

@@ -29,7 +29,7 @@ _PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 # How a process ended -> (outcome kind, the signal that ends it that way)
 _ENDINGS: dict[str, tuple[OutcomeKind, int]] = {
     "shell killed": ("killed", 9), "oom killed": ("killed", 9),
-    "signal kill": ("killed", 9), "segfault": ("segfault", 11), "abort": ("abort", 6)}
+    "signal kill": ("killed", 9), "interrupted": ("interrupted", 2), "segfault": ("segfault", 11), "abort": ("abort", 6)}
 
 
 class MessageShapes(Transformer):
@@ -135,6 +135,9 @@ class MessageShapes(Transformer):
     def crash_signal(self, parts: Parts) -> str:
         [signal] = parts
         return "segfault" if "Segmentation" in signal else "abort"
+
+    def interrupted(self, _parts: Parts) -> str:
+        return "interrupted"
 
     def signalled(self, parts: Parts) -> str:
         [said] = parts

@@ -124,7 +124,8 @@ class MessageReader(AssemblerState):
         return found
 
     def _outcomes(self, number: int, text: str) -> bool:
-        if not ("illed" in text or "Segmentation" in text or "dumped)" in text or "signal" in text) or not (
+        if not ("illed" in text or "Segmentation" in text or "dumped)" in text or "signal" in text or "^C" in text
+                or "nterrupted by" in text) or not (
                 ended := _find("outcome", ProcessEnd, text)):
             return False
         self._add(self.log.outcomes, ended.at(number, text.strip()))
