@@ -365,6 +365,7 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("Warning  UnexpectedAdmissionError  pod/infer-0  Allocate failed due to rpc error", "device-not-visible"),
     ("Invalid requirement (libneuronxla (<3.0,>2.0.x)) found in torch-neuronx-2.1.1 dependencies, skipping",
      "pip-resolution"),
+    ("ERROR: No matching distribution found for neuronx-cc==2.99.0", "pip-resolution"),
     ("subprocess.CalledProcessError: Command '['optimum-cli', 'export', 'neuron', '--model', 'bert']' returned non-zero "
      "exit status 1.", "framework-compile-failure"),
 ])
@@ -389,6 +390,7 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "WARNING: tp_degree 12 does not divide the 32 heads evenly; padding them",  # a warning, nothing raised
     "This release is newer than 2.18 and adds Llama 3 support",  # a comparison of no component
     "ERROR: Invalid requirement: 'foo===1'",  # an installer error about no Neuron package
+    "ERROR: No matching distribution found for NEURON==8.2.0",  # the neuroscience simulator, not the SDK
     "subprocess.CalledProcessError: Command '['optimum-cli', 'export', 'onnx', '--model', 'bert']' returned non-zero "
     "exit status 1.",  # an export, but not for Neuron
     "RuntimeError: Unknown builtin op: aten::frobnicate.",  # an operator of no Neuron trace
