@@ -100,6 +100,11 @@ def bisect(
 def reduce(
     command: List[str] = _COMMAND,
     items: Optional[str] = typer.Option(None, "--items", help='"A B C ...": flags, env assignments, kernel names.'),
+    hlo: Optional[str] = typer.Option(None, "--hlo", help="Shrink this HLO module (.pb) instead: {hlo} in the command is "
+                                      "each candidate's .pb, {hlo_text} its text."),
+    out: Optional[str] = typer.Option(None, "--out", help="With --hlo: the smallest failing module's .pb (default "
+                                      "NAME.reduced.pb here); its text is written beside it as .hlo."),
+    budget: Optional[int] = typer.Option(None, "--budget", help="With --hlo: at most this many compiles."),
     expect: Optional[str] = _EXPECT, timeout: Optional[float] = _TIMEOUT, env: List[str] = _ENV,
     inputs: List[str] = _INPUTS, cwd: Optional[str] = _CWD, workers: Optional[int] = _WORKERS,
     journal: Optional[str] = _JOURNAL, resume: bool = _RESUME, repeat: Optional[int] = _REPEAT,
@@ -107,7 +112,8 @@ def reduce(
     cores_per_run: Optional[int] = _CORES_PER_RUN, compile_only: bool = _COMPILE_ONLY, mem_per_run: Optional[str] = _MEM_PER_RUN,
     backend: Optional[str] = _BACKEND, address: Optional[str] = _ADDRESS,
 ) -> None:
-    """Delta debugging (ddmin): a 1-minimal subset of --items that still reproduces; `{items}` in the command."""
+    """Delta debugging: a 1-minimal subset of --items ({items} in the command), or with --hlo the smallest module
+    that still fails ({hlo} in the command)."""
     _experiment("reduce", locals())
 
 

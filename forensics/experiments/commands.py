@@ -153,6 +153,10 @@ def _bisect(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutpu
 
 
 def _reduce(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput:
+    if s.hlo:
+        from forensics.experiments.hlo_output import reduce_hlo_command
+
+        return reduce_hlo_command(exp, s, fmt, _fixed(s))
     result = strategies.reduce(exp, s.template, s.items, exp.backend.workers, _fixed(s))
     warnings = "".join(f"nforensics: warning: {w}\n" for w in result.warnings)
     code = 0 if result.minimal is not None else 1

@@ -177,13 +177,25 @@ class Settings:
     mem_per_run: int | None = None  # bytes of host memory one compile-only run may take
     backend: str = "local"
     address: str | None = None
+    hlo: str | None = None  # reduce --hlo: the module to shrink (an absolute path)
+    budget: int | None = None  # reduce --hlo: at most this many distinct compiles
+    out: str | None = None  # reduce --hlo: where the smallest module goes (.pb; its text beside it)
 
     def identity(self) -> dict:
         """What makes two invocations the same plan (so `--resume` continues the right session)."""
         t = self.template
-        return {"argv": t.argv, "env": t.env, "unset_env": t.unset_env, "inputs": t.inputs, "cwd": t.cwd,
+        plan = {"argv": t.argv, "env": t.env, "unset_env": t.unset_env, "inputs": t.inputs, "cwd": t.cwd,
                 "knobs": self.knobs, "cases": self.cases, "items": self.items, "timeout": self.timeout,
                 "repeat": self.repeat}  # fmt: skip
+        if self.hlo:  # the module's content, not only its name: an edited module is a new reduction
+            plan.update(hlo=[self.hlo, _digest(self.hlo)], budget=self.budget)
+        return plan
+
+
+def _digest(path: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def settings(
@@ -207,6 +219,9 @@ def settings(
     mem_per_run: str | None = None,
     backend: str | None = None,
     address: str | None = None,
+    hlo: str | None = None,
+    budget: int | None = None,
+    out: str | None = None,
 ) -> Settings:
     """Merge command-line values (None = not given) over the plan file; validate; build the template."""
     spec, base = load_plan(plan)
@@ -234,7 +249,11 @@ def settings(
         base=str(base if not command else here),
     )
     item_list = shlex.split(items) if items is not None else _argv(spec.items)
-    if strategy == "reduce":  # checked before any run starts, so the error is the only line printed
+    if strategy == "reduce" and hlo:
+        _check_hlo(template, hlo, item_list, budget)
+    elif hlo or out or budget is not None:
+        raise InputError("--out and --budget are for reduce --hlo")
+    elif strategy == "reduce":  # checked before any run starts, so the error is the only line printed
         if not item_list:
             raise InputError('reduce needs --items "A B C ..." (or items in the plan)')
         if ITEMS not in template.placeholders():
@@ -277,7 +296,26 @@ def settings(
         mem_per_run=parse_size(str(size)) if size is not None else None,
         backend=backend,
         address=address,
+        hlo=str(Path(hlo).resolve()) if hlo else None,
+        budget=budget,
+        out=out,
     )
+
+
+def _check_hlo(template: Template, hlo: str, items: list[str], budget: int | None) -> None:
+    """reduce --hlo: the command compiles each candidate module, named by {hlo} (.pb) or {hlo_text}."""
+    if items:
+        raise InputError("reduce takes --items or --hlo, not both")
+    if not {"hlo", "hlo_text"} & template.placeholders():
+        raise InputError("reduce --hlo needs {hlo} in the command (each candidate module's .pb; {hlo_text} is its "
+                         "text), e.g. -- neuronx-cc compile {hlo} --framework XLA --target trn1")
+    if not Path(hlo).is_file():
+        raise InputError(f"--hlo {hlo}: no such file")
+    from forensics.experiments.hlo_output import read_proto
+
+    read_proto(hlo)  # a text module, or a file that is not a module, stops here: before any run or journal
+    if budget is not None and budget < 1:
+        raise InputError("--budget must be at least 1 compile")
 
 
 def _check_cores(template: Template, knobs: dict[str, list[str]], cases: list[dict[str, str]], compile_only: bool) -> None:

@@ -8,11 +8,13 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 from forensics.experiments.oracle import UNTESTABLE
 from forensics.experiments.plan import Template, confirm_variant
 from forensics.experiments.runner import Experiment, VariantResult
+
+T = TypeVar("T")
 
 
 def sweep(exp: Experiment, template: Template, knobs: dict[str, list[str]], cases: list[dict[str, str]]) -> list[VariantResult]:
@@ -118,7 +120,14 @@ def reduce(
         return ReduceResult(None, len(exp.tested), [why])
     if empty.reproduces:
         return ReduceResult([], len(exp.tested))
-    current, n = items, 2
+    return ReduceResult(ddmin(items, first_reproducing), len(exp.tested))
+
+
+def ddmin(items: list[T], first_reproducing: Callable[[list[list[T]]], int | None]) -> list[T]:
+    """The ddmin loop over `items`, known to reproduce: a 1-minimal subset. `first_reproducing` is asked for the
+    index of the first candidate (in order) that still reproduces, or None; the flag reducer above and the HLO
+    reducer (forensics/experiments/hlo_reduce.py) each say what a candidate is and how it is tried."""
+    current, n = list(items), 2
     while len(current) >= 2:
         chunks = [current[i * len(current) // n : (i + 1) * len(current) // n] for i in range(n)]
         # With two chunks each complement is the other chunk: nothing new to try.
@@ -132,7 +141,7 @@ def reduce(
             n = min(2 * n, len(current))
         else:
             break  # every single item is needed: 1-minimal
-    return ReduceResult(current, len(exp.tested))
+    return current
 
 
 @dataclass
