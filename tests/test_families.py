@@ -146,6 +146,9 @@ def test_a_run_someone_stopped_by_hand_is_a_hang_at_hang_confidence():
     # An error printed before the interrupt is what failed; the interrupt only follows it.
     assert _top_family("[ERROR] [NCC_EOOM001] Maximum peak HBM usage exceeds the limit\n^C\n") == "compiler-resource-limit"
     assert _top_family("the handler for an interrupt by the timer fired\n") is None
+    # Stopped by hand, then started again and failing: the interrupt is history, not how this run ended.
+    rerun = STOPPED_BY_HAND + "$ python train.py --resume\nRuntimeError: Bad StatusOr access: INTERNAL: nrt_init failed. Status = 1\n"
+    assert "process-hang" not in [f.family for f in analyze_text(rerun).findings]
 
 
 def test_an_unknown_component_code_gets_its_component_family():

@@ -252,7 +252,7 @@ def _rule_hit(facts: _Facts, rule: Detect) -> tuple[list[int], dict[str, object]
         confidence = max(confidence, SELECTOR_CONFIDENCE[name])
     if rule.context_words:
         confidence = min(confidence, CONTEXT_CONFIDENCE)
-    if rule.outcomes == ["hang"] or rule.outcomes == ["interrupted"] or rule.exceptions == ["^KeyboardInterrupt$"]:
+    if rule.outcomes == ["hang"] or rule.outcomes == ["interrupted"]:
         confidence = HANG_CONFIDENCE  # (or the paste was cut, or someone was impatient)
     elif "*" in rule.code_components:  # any component: a family that names the component says more
         confidence = min(confidence, WILDCARD_CODE_CONFIDENCE)

@@ -218,6 +218,8 @@ class _Assembler(BlockReader, TracebackReader):
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
         self._hangs()
         self._drop_retyped_codes()
+        # A run stopped by hand and then started again, failing: the interrupt is history, not the outcome.
+        self.log.outcomes[:] = [o for o in self.log.outcomes if o.kind != "interrupted" or o.line >= self.last_error]
         self.log.total_lines = self.last_line
         kept = {number: SourceLine.model_construct(line=number, text=raw) for number, raw in self.recent}
         kept.update((line.line, line) for line in self.retained)

@@ -129,7 +129,8 @@ class MessageReader(AssemblerState):
                 ended := _find("outcome", ProcessEnd, text)):
             return False
         self._add(self.log.outcomes, ended.at(number, text.strip()))
-        self.last_error = number
+        if ended.kind != "interrupted":  # someone stopping a run reports no error of the run's
+            self.last_error = number
         return True
 
     def _api_calls(self, number: int, text: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from forensics.linear_regex import compile_linear
 from forensics.parse.messages import MessageReader
 from forensics.parse.shapes import ExceptionLine, TracebackHeader
-from forensics.records import Frame, PythonTraceback, StackTrace
+from forensics.records import Frame, ProcessOutcome, PythonTraceback, StackTrace
 
 # IPython's numbered source context under a frame; the arrow marks the line that failed.
 _IPYTHON_CONTEXT = compile_linear(r"^\s*(-+>)?\s*\d+\s(.*)$")
@@ -48,7 +48,11 @@ class TracebackReader(MessageReader):
         traceback.exception = line.name
         traceback.message = line.message
         traceback.end_line = number
-        self.last_error = number
+        if line.name == "KeyboardInterrupt":  # stopped by hand where the frames end, not failed there
+            self._add(self.log.outcomes, ProcessOutcome.model_construct(line=number, kind="interrupted", signal=2,
+                                                                        text=line.name))
+        else:
+            self.last_error = number
         self._close_blocks()
         self._message(number, line.message, producer=None, level=None, component=None)
 
