@@ -262,6 +262,18 @@ def test_an_ice_banner_pasted_without_its_title_rows_is_still_the_banner():
     assert _parse("".join(field + "\n" for field in fields)).ice == []
 
 
+def test_a_bir_block_pasted_from_below_its_header_is_still_the_verifiers():
+    fields = "Instruction: I-3110-0\nOpcode: TensorCopy\nOutput index: 0\nAccess Pattern: [[406,36],[1,1],[1,203]]\n"
+    [bir] = _parse(fields).bir
+    assert (bir.instruction, bir.opcode, bir.line) == ("I-3110-0", "TensorCopy", 1)
+    assert _top_family(fields) == "compiler-bir-verifier"
+    # The driver naming the verifier pass that failed says the same.
+    assert _top_family("2023-07-21T09:19:02Z ERROR 26613 [ModuleForkPass]: birverifier failed after 0.012 seconds\n") == "compiler-bir-verifier"
+    # An instruction that is not a BIR instruction id, or a verifier that passed, is not.
+    assert _parse("Instruction: read the manual first\nOpcode: none\n").bir == []
+    assert _top_family("2023-12-12T17:28:24Z birverifier finished after 0.000 seconds\n") is None
+
+
 def test_runtime_records_without_timestamps_are_each_their_own_message():
     """A wording pattern reads a record and the lines that continue it, never the next record: the cause on
     the first line keeps its own finding when the timestamps were stripped."""

@@ -13,6 +13,7 @@ from forensics.records import BirVerification, IceReport, LogEvent
 _INFODUMP_PACKAGES = {"NRT version": "aws-neuronx-runtime-lib", "Driver version": "aws-neuronx-dkms",
                       "Embedded FW version": "neuron-firmware", "CCOM version": "aws-neuronx-collectives"}
 _STARS = re.compile(r"^\*{20,}$")
+_BIR_INSTRUCTION = re.compile(r"^\s*I-\d+(?:-\d+)?\s*$")
 
 
 class BlockReader(MessageReader):
@@ -40,6 +41,10 @@ class BlockReader(MessageReader):
                 self.open_bir = BirVerification.model_construct(line=number, end_line=number)
                 self._add(self.log.bir, self.open_bir)
             case BirField(key=key, value=value):
+                if self.open_bir is None and key == "Instruction" and _BIR_INSTRUCTION.match(value):
+                    # The verifier's block pasted from below its header: its instruction id (I-1210-0) says whose.
+                    self.open_bir = BirVerification.model_construct(line=number, end_line=number)
+                    self._add(self.log.bir, self.open_bir)
                 if self.open_bir is not None:
                     self.open_bir.end_line = number
                     self.open_bir.fields[key] = value
