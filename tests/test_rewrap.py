@@ -9,7 +9,9 @@ import pytest
 
 from conftest import ALL_SAMPLE_LOGS
 from forensics.ingest import MAX_LINE_CHARS, text_lines
-from forensics.parse.rewrap import rejoined, wrap_width
+from forensics.parse import assemble
+from forensics.parse.rewrap import margin, rejoined, wrap_width
+from forensics.pipeline import analyze_text
 from perturb import PERTURBATIONS
 
 LOGICAL = [
@@ -71,3 +73,18 @@ def test_a_banner_padded_to_the_width_ends_its_line():
     banner = "=" * 30 + " short test summary info " + "=" * 25
     lines = [banner, "ERROR 70 a", "_" * 30 + " test_x " + "_" * 42, "E   x", "=" * 80, "FAILED t"]
     assert [text for _, text in rejoined(enumerate(lines, 1))] == lines
+
+
+def test_a_paste_indented_as_a_whole_is_set_back_to_its_own_margin():
+    """A Markdown code block indents every line by four spaces; the log's own indentation comes after it."""
+    log = ("2024-Jan-01 10:00:00.000100 77:77 ERROR  TDRV:tdrv_init_mla_phase1  Could not open the nd0\n"
+           "Traceback (most recent call last):\n"
+           '  File "/home/u/train.py", line 12, in <module>\n'
+           "    device = xm.xla_device()\n"
+           "RuntimeError: Bad StatusOr access: INTERNAL: nrt_init failed. Status = 1\n")
+    indented = "".join("    " + line if line.strip() else line for line in log.splitlines(True))
+    plain, shifted = analyze_text(log), analyze_text(indented)
+    assert [f.signature for f in shifted.findings] == [f.signature for f in plain.findings]
+    assert [line.text for line in (assemble("<paste>", text_lines(indented))[1])] == [line.text for line in assemble("<paste>", text_lines(log))[1]]
+    # One line at the first column: no shared margin, nothing is taken off.
+    assert margin(["x", "    y"]) == "" and margin(["\tx", "\t  y", ""]) == "\t"

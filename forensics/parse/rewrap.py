@@ -1,4 +1,5 @@
-"""Lines a terminal hard-wrapped at its width, joined again before anything reads them.
+"""Lines a terminal hard-wrapped at its width, joined again before anything reads them; and a paste that
+was indented as a whole (a Markdown code block, a quoted e-mail) set back to its own margin.
 
 A paste copied from a terminal (or a CI log viewer) breaks every long line at the window's width: a frame
 `File "neuronxcc/starfish/penguin/C` / `ompile.py", line 307`, a message `The number of instructions
@@ -54,10 +55,30 @@ def wrap_width(lines: list[str]) -> int | None:
     return width if wrapped >= MIN_WRAPPED else None
 
 
+def margin(lines: list[str]) -> str:
+    """The indentation every non-blank line shares ("" when one starts at the first column): a paste set
+    in a Markdown code block by four spaces, or quoted with a tab, whose own indentation comes after it."""
+    shared: str | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        lead = line[: len(line) - len(line.lstrip(" \t"))]
+        shared = lead if shared is None else next(
+            (shared[:i] for i, (a, b) in enumerate(zip(shared, lead, strict=False)) if a != b), shared[: len(lead)])
+        if not shared:
+            return ""
+    return shared or ""
+
+
 def rejoined(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-    """The numbered lines with hard-wrapped ones joined again (unchanged when the input was not wrapped)."""
+    """The numbered lines with hard-wrapped ones joined again (unchanged when the input was not wrapped),
+    and the margin the first lines all share removed from every line that has it."""
     source = iter(lines)
     head = list(islice(source, SAMPLE_LINES))
+    indent = margin([text for _, text in head])
+    if indent:
+        source = ((number, text[len(indent):] if text.startswith(indent) else text) for number, text in source)
+        head = [(number, text[len(indent):] if text.startswith(indent) else text) for number, text in head]
     width = wrap_width([text.rstrip("\r\n") for _, text in head])
     if width is None:
         yield from chain(head, source)
