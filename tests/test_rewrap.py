@@ -88,3 +88,14 @@ def test_a_paste_indented_as_a_whole_is_set_back_to_its_own_margin():
     assert [line.text for line in (assemble("<paste>", text_lines(indented))[1])] == [line.text for line in assemble("<paste>", text_lines(log))[1]]
     # One line at the first column: no shared margin, nothing is taken off.
     assert margin(["x", "    y"]) == "" and margin(["\tx", "\t  y", ""]) == "\t"
+
+
+def test_a_wrap_inside_a_records_padding_goes_on_in_the_indented_next_line():
+    record = ("2025-Mar-11 09:41:07.118204 40211:40388 ERROR  TDRV:v2_cc_execute" + " " * 20
+              + "[nec_dev 4, gid 4] MPMD execution detected: this rank runs a graph its peers did not load")
+    wrapped = [record[i:i + 80] for i in range(0, len(record), 80)] * 3
+    joined = [text for _, text in rejoined(enumerate(wrapped, 1))]
+    assert joined == [record] * 3
+    # A full line that ends in a word, followed by an indented line: that line is a frame of its own.
+    frame = ["x" * 79 + "y", '  File "a.py", line 1, in <module>'] * 3
+    assert [text for _, text in rejoined(enumerate(frame, 1))] == frame

@@ -40,8 +40,9 @@ def _continues(start: str, piece: str, following: str | None, width: int) -> boo
     timestamps can be exactly as long as the width by itself)."""
     if len(piece) != width or following is None or not following.strip() or _PADDED_RULE.search(piece):
         return False
-    # An indented line is a line of its own (a frame, a source line).
-    return _shape(following) != _shape(start) and not following.startswith("  ")
+    # An indented line is a line of its own (a frame, a source line), unless the cut fell inside a run of
+    # padding (an NRT record pads its function name to a column): then the spaces go on in the next line.
+    return _shape(following) != _shape(start) and (not following.startswith("  ") or piece.endswith(" "))
 
 
 def wrap_width(lines: list[str]) -> int | None:
