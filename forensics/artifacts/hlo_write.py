@@ -4,7 +4,7 @@ The reducer (forensics/experiments/hlo_reduce.py) asks for sub-modules; this mod
 accepts, whatever set it is given:
 - an operand of a kept instruction that is not kept becomes an entry parameter of the same shape (the graph is
   cut at that frontier), under the cut instruction's own id and name, so no operand id changes; an operand that
-  is itself a parameter, or a leaf (a constant, an iota: no operands, nothing called), is kept as it is;
+  is itself a parameter, or a leaf (a constant or an iota without operands), is kept as it is;
 - a kept parameter nobody kept uses is dropped; parameters are numbered 0..n-1 in instruction order;
 - the root is the one kept instruction nobody kept uses, or a new tuple of all of them, in instruction order;
 - the entry's and the module's program shapes are rewritten from the parameters and the root;
@@ -36,10 +36,13 @@ def entry_computation(module: Any) -> Any:
     return module.computations[-1]
 
 
+LEAVES = frozenset({"constant", "iota"})
+
+
 def is_leaf(instruction: Any) -> bool:
-    """Cheap to keep rather than cut: no operands, calls nothing, and not a parameter (a constant, an iota)."""
-    return (instruction.opcode != "parameter" and not instruction.operand_ids
-            and not instruction.called_computation_ids)
+    """Cheap to keep rather than cut, and never the failure itself: a constant or an iota (no operands). Anything
+    else without operands (a custom-call, a replica-id, an rng-get-and-update-state) is an op the reducer weighs."""
+    return instruction.opcode in LEAVES and not instruction.operand_ids
 
 
 def sub_module(module: Any, keep: Iterable[int]) -> Any:

@@ -53,8 +53,9 @@ def reduce_hlo_command(exp: Experiment, s: Settings, fmt: str, fixed: dict[str, 
     result = reduce_hlo(exp, s.template, module, workdir, exp.backend.workers, s.budget, fixed)
     warnings = "".join(f"nforensics: warning: {w}\n" for w in result.warnings)
     if not result.reproduced:
-        out = {"reduced": None, "runs": result.runs} if fmt == "json" else f"{s.expect}: not reproduced by the module as given\n"
-        return CommandOutput(json.dumps(out, indent=2) + "\n" if fmt == "json" else str(out), warnings, 1)
+        if fmt == "json":
+            return CommandOutput(json.dumps({"reduced": None, "runs": result.runs}, indent=2) + "\n", warnings, 1)
+        return CommandOutput(f"{s.expect}: not reproduced by the module as given: nothing written\n", warnings, 1)
     try:
         pb.write_bytes(result.module.SerializeToString(deterministic=True))
         text.write_text(module_text(result.module), encoding="utf-8")
