@@ -151,6 +151,19 @@ def test_a_run_someone_stopped_by_hand_is_a_hang_at_hang_confidence():
     assert "process-hang" not in [f.family for f in analyze_text(rerun).findings]
 
 
+NKI_CALL = """\
+Traceback (most recent call last):
+  File "/home/ubuntu/nki-samples/test_bilinear.py", line 58, in <module>
+    out = {call}(interpolate_bilinear_fwd, img, scale)
+AttributeError: module 'nki' ha
+"""
+
+
+def test_an_nki_api_call_that_raised_an_attribute_error_is_the_nki_family_even_cut_short():
+    assert _top_family(NKI_CALL.format(call="nki.simulate_kernel")) == "nki-kernel-error"
+    assert _top_family(NKI_CALL.format(call="mynki.simulate_kernel")) is None  # another module of a similar name
+
+
 def test_an_unknown_component_code_gets_its_component_family():
     top = analyze_text("2025-03-01T10:00:01Z ERROR 1 [neuronx-cc]: [NCC_IBIR999] something new in the verifier\n").findings[0]
     assert (top.tier, top.family, top.code) == ("family", "compiler-bir-verifier", "NCC_IBIR999")
