@@ -85,3 +85,19 @@ def test_bad_input_is_one_line(tmp_path):
         result = cli("reduce", "--expect", "NCC_ITEN404", "--journal", tmp_path / "j.sqlite", *args)
         assert_clean_error(result.returncode, result.stderr, fragment)
         assert fragment in result.stderr
+
+
+def test_a_failure_that_needs_two_instructions_keeps_both(tmp_path):
+    """NCC_IXLV002 when one kernel is launched twice: the two launches are not adjacent (an add sits between them),
+    so the cone and ddmin must keep both custom-calls and cut the add into a parameter."""
+    result = cli("reduce", "--hlo", FIXTURES / "custom_kernel_twice.pb", "--expect", "NCC_IXLV002", "--format", "json",
+                 "--workers", "1", "--journal", tmp_path / "journal.sqlite", "--out", tmp_path / "twice.pb",
+                 "--", *HLO_COMPILER_CMD, "compile", "{hlo}", "--fail-on", "kernel-twice")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    reduced = load_message((tmp_path / "twice.pb").read_bytes())
+    assert check_module(reduced) == []
+    calls = [i for c in reduced.computations for i in c.instructions if i.opcode == "custom-call"]
+    assert [i.name for i in calls] == ["ffi_call.3", "ffi_call.4"]
+    assert answer["cut"] == ["add.3 (f32[128,512] add)"]
+    assert answer["instructions"] == [7, 5]  # the parameter, the two launches, the cut value and a tuple of both

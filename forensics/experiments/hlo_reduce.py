@@ -58,7 +58,7 @@ class _Search:
                  budget: int | None, fixed: dict[str, str]) -> None:
         self.exp, self.template, self.graph, self.workdir = exp, template, graph, workdir
         self.batch, self.budget, self.fixed = max(1, batch), budget, fixed
-        self.best: tuple[int, Any] | None = None  # (instructions, module) of the smallest that failed
+        self.best: tuple[tuple[int, int], Any] | None = None  # ((instructions, ops), module): the smallest that failed
         self.phases: dict[str, int] = {}
         self.phase = "baseline"
         self.warnings: list[str] = []
@@ -73,7 +73,7 @@ class _Search:
             pb.write_bytes(data)
         return pb, text
 
-    def run(self, modules: list[Any]) -> list[bool]:
+    def run(self, modules: list[Any], sizes: list[int] | None = None) -> list[bool]:
         """Compile each module (all at once, the pool takes `--workers` at a time); True where it still fails."""
         if self.budget is not None:
             left = self.budget - len(self.exp.tested)
@@ -87,8 +87,8 @@ class _Search:
         before = len(self.exp.tested)
         results = self.exp.run(variants)
         self.phases[self.phase] = self.phases.get(self.phase, 0) + len(self.exp.tested) - before
-        for module, result in zip(modules, results, strict=False):
-            size = instruction_count(module)
+        for module, result, ops in zip(modules, results, sizes or [0] * len(modules), strict=False):
+            size = (instruction_count(module), ops)  # at equal size, fewer ops asked for (a tuple root adds one)
             if result.reproduces and (self.best is None or size < self.best[0]):
                 self.best = (size, module)
         return [r.reproduces for r in results]
@@ -102,7 +102,7 @@ class _Search:
                 self.warnings.append(f"candidate skipped, not a valid module: {problems[0]}")
                 return [False] * len(candidates)
             modules.append(module)
-        return self.run(modules)
+        return self.run(modules, [len(ops) for ops in candidates])
 
     def first(self, candidates: list[frozenset[int]]) -> int | None:
         for start in range(0, len(candidates), self.batch):
@@ -146,7 +146,7 @@ def reduce_hlo(exp: Experiment, template: Template, module: Any, workdir: Path, 
     graph = EntryGraph(module)
     search = _Search(exp, template, graph, workdir, batch, budget, fixed or {})
     try:
-        (reproduced,) = search.run([module])
+        (reproduced,) = search.run([module], [len(graph.ops)])
         if reproduced:
             _phases(search, graph)
     except _OutOfBudget:

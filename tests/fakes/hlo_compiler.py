@@ -6,6 +6,8 @@ It reads the module with nforensics' own reader (forensics/artifacts/hlo.py: a .
   - prints the neuronx-cc shape of NCC_ITEN404 (an internal tensorizer error) and exits 1 when the entry
     computation holds a convolution with a 7x7 window whose value a transpose takes as an operand (the seed 004
     graph: a 7x7 convolution and its transposed twin), on --target trn1 only;
+  - with `--fail-on kernel-twice` instead: prints NCC_IXLV002 (seed 000's barrier error) when one kernel of a
+    custom-call is launched two or more times in the module (nforensics' own kernel_calls reading);
   - prints a parse error (not a catalogue code: the oracle calls it a different failure) and exits 1 when the
     module breaks an invariant XLA checks when it loads one: an operand, root or called computation that is not
     there, entry parameters not numbered 0..n-1, a program shape that does not match;
@@ -58,6 +60,17 @@ def conv7x7_into_transpose(path: Path) -> str | None:
     return None
 
 
+def kernel_twice(path: Path) -> str | None:
+    """A kernel the module launches two or more times, or None."""
+    from forensics.artifacts.hlo import read_hlo
+
+    for call in read_hlo(path).custom_calls:
+        for kernel, calls in call.kernels.items():
+            if calls >= 2:
+                return kernel
+    return None
+
+
 def main(argv: list[str]) -> int:
     say(BANNER)
     if "--log" in argv:
@@ -65,6 +78,10 @@ def main(argv: list[str]) -> int:
         with open(argv[i + 1], "a") as f:
             f.write(" ".join(argv[:i] + argv[i + 2:]) + "\n")
         argv = argv[:i] + argv[i + 2:]
+    fail_on = "conv7x7-transpose"
+    if "--fail-on" in argv:
+        i = argv.index("--fail-on")
+        fail_on, argv = argv[i + 1], argv[:i] + argv[i + 2:]
     if argv[:1] == ["compile"]:
         argv = argv[1:]
     module = Path(argv[0])
@@ -78,7 +95,14 @@ def main(argv: list[str]) -> int:
     if problem:
         say(f"{STAMP} ERROR 4242 [HLOParser]: Failed to parse the HLO module {module}: {problem}")
         return 1
-    conv = conv7x7_into_transpose(module)
+    kernel = kernel_twice(module) if fail_on == "kernel-twice" else None
+    if kernel:
+        say(f"{STAMP} ERROR 4242 [neuronxcc.driver.CommandDriver]: [INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers "
+            f"to have name {kernel}-0_476_sr_cb_begin, but core barrier 6 in subgraph 0",
+            f"on core 1 has name {kernel}-0_176_sr_cb_begin",
+            f"{STAMP} INFO 4242 [root]: Subcommand returned with exitcode=70")
+        return 1
+    conv = conv7x7_into_transpose(module) if fail_on == "conv7x7-transpose" else None
     if conv and target == "trn1":
         say(f"{STAMP} ERROR 4242 [sg0000/Tensorizer/BirCodeGenLoop]: [INTERNAL_ERROR] [NCC_ITEN404] Internal tensorizer "
             "error: BirCodeGenLoop:",
