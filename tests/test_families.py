@@ -196,6 +196,27 @@ def test_a_code_printed_without_its_brackets_is_still_the_code(line, code):
     assert (top.tier, top.code) == ("exact", code)
 
 
+@pytest.mark.parametrize("mention", [
+    "Fixed the NCC_IXLV002 issue in our kernel; the compile now succeeds",  # prose
+    "ubuntu@ip-10-0-0-1:~$ grep NCC_IXLV002 compile.log",  # a prompt the paste kept
+    "## NCC_EVRF029",  # a heading
+    "    if (ret == NRT_RESOURCE) {",  # source code
+    "INFO:Neuron:Compile command returned: 0",  # a compile that succeeded
+    "[pre-commit] hook command returned: 1",  # another tool's command
+    "press ^C to stop the server",  # advice, not an interrupt
+    "[IDLE300] worker idle for 300 s, shutting down the failed pool",  # another tool's bracketed tag
+])
+def test_mentions_and_successes_are_not_failures(mention):
+    assert [f.tier for f in analyze_text(mention + "\n").findings if f.tier != "generic"] == []
+
+
+def test_a_sentence_that_says_killed_is_not_the_shells_report():
+    timeouts = ("2023-Aug-01 16:14:43.0241 332066:332494 [29] include/socket.h:579 CCOM WARN Timeout waiting for RX "
+                "(waited 120 sec) - retrying\n")
+    assert _top_family("INFO: Killed 3 idle dataloader workers\n" + timeouts) == "collectives-timeout"
+    assert _top_family("[1]+  Killed                  python train.py\n") == "host-oom-kill"
+
+
 def test_an_unbracketed_code_is_a_mention_where_the_tool_printed_its_own():
     log = ("$ export NEURON_CC_FLAGS=--lnc=1   # to get around NCC_IXLV002\n"
            "see also NCC_ITEN404 from yesterday\n"
@@ -373,12 +394,12 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("AttributeError: type object 'MistralNeuronConfig' does not have the attribute 'get_axes'", "model-library-error"),
     ("AttributeError: Neuron executable (neff) is empty. Please check neuron-cc is installed", "framework-compile-failure"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1", "framework-compile-failure"),
-    ("AssertionError: num_key_value_heads (8) must be divisible by tp_degree (12)", "model-library-error"),
+    ("AssertionError: num_key_value_heads (8) must be divisible by tp_degree (12) of the Neuron model", "model-library-error"),
     ("RuntimeError: the NEFF was produced by neuronx-cc 2.19.1 which is newer than the runtime (2.17) supports",
      "version-skew"),
     ("RuntimeError: Unknown builtin op: neuron::forward_7.", "framework-plugin-setup"),
     ("RuntimeError: Failed to infer device type", "framework-plugin-setup"),
-    ("Warning  UnexpectedAdmissionError  pod/infer-0  Allocate failed due to rpc error", "device-not-visible"),
+    ("Warning  UnexpectedAdmissionError  pod/infer-0  Allocate failed for resource aws.amazon.com/neuron", "device-not-visible"),
     ("Invalid requirement (libneuronxla (<3.0,>2.0.x)) found in torch-neuronx-2.1.1 dependencies, skipping",
      "pip-resolution"),
     ("ERROR: No matching distribution found for neuronx-cc==2.99.0", "pip-resolution"),
@@ -410,6 +431,11 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "subprocess.CalledProcessError: Command '['optimum-cli', 'export', 'onnx', '--model', 'bert']' returned non-zero "
     "exit status 1.",  # an export, but not for Neuron
     "RuntimeError: Unknown builtin op: aten::frobnicate.",  # an operator of no Neuron trace
+    # Every serving engine checks its parallel degree, and the kubelet admits GPU pods too: without Neuron in
+    # the run these are not Neuron failures; nor is docker's client "older than the runtime API version".
+    "ValueError: Tensor parallel size 3 must be divisible by the number of attention heads (hidden neurons: 4096)",
+    "Warning  UnexpectedAdmissionError  pod/gpu-0  Allocate failed due to nvidia.com/gpu",
+    "Error response from daemon: client version 1.39 is older than the runtime API version 1.41",
     # The Error of an exception's class name is no failure word of its message ("compiled for" is no compile failure).
     "AssertionError: Input length 5120 exceeds the maximum context length 4096 the model was compiled for",
 ])

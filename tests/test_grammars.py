@@ -40,7 +40,7 @@ CASES = [
     ("runtime", None, "NRT:  26638:26638 ERROR  TDRV:db_vtpb_get_mla_and_tpb failed", "syslog_line", {("MODULE", "TDRV")}),
     ("runtime", None, "30294:32381 ERROR  NRT:nrt_init failed", "bare_line", {("PID", "30294"), ("MODULE", "NRT")}),
     ("runtime", None, "ERROR  TDRV:tdrv_init_mla_phase1   Could not open the nd3", "untimed_line",
-     {("LEVEL", "ERROR"), ("MODULE", "TDRV"), ("RUNTIME_FUNCTION", "tdrv_init_mla_phase1")}),
+     {("LEVEL", "ERROR"), ("RUNTIME_MODULE", "TDRV"), ("RUNTIME_FUNCTION", "tdrv_init_mla_phase1")}),
     ("runtime", None, "[NMGR:kmgr_create_eg] Not enough free NCs to allocate", "daemon_line",
      {("DAEMON_HEAD", "NMGR:kmgr_create_eg")}),
     ("runtime", None, "2023-Aug-01 16:14:43.0210 332066:332508 [31] bootstrap.cc:89 CCOM WARN Timeout waiting",
@@ -137,6 +137,7 @@ NEAR_MISSES = [
     ("runtime", None, "NRT: 26638 ERROR TDRV:db failed", "syslog_line"),  # no thread id
     ("runtime", None, "30294:32381 ERROR  tdrv init failed", "bare_line"),  # no MODULE:function head
     ("runtime", None, "ERROR HTTP:500 from the metadata service", "untimed_line"),  # not a snake_case function
+    ("runtime", None, "ERROR  DB:connect_pool  could not connect", "untimed_line"),  # not a module of the runtime
     ("runtime", None, "[INFO] compiling the model", "daemon_line"),  # a bracketed level word, not MODULE:function
     ("runtime", None, "[NCC_IXLV002] Expected core barriers", "daemon_line"),  # a code, not a daemon head
     ("runtime", None, "2023-Aug-01 16:14:43.0210 332066:332508 [31] bootstrap.cc:89 NCCL WARN x", "ccom_line"),

@@ -144,7 +144,7 @@ def test_torch_neurons_report_of_the_compilers_exit_status_is_an_exit_status():
 
 
 def test_a_quoted_line_that_is_not_json_is_kept_as_written():
-    assert _parse('"unterminated quote: Killed\n').outcomes  # still read: the outcome is found
+    assert _parse('"unterminated quote: Segmentation fault (core dumped)\n').outcomes  # still read: the outcome is found
 
 
 def test_torchrun_rank_tags_are_stripped_like_other_prefixes():

@@ -30,7 +30,7 @@ SELECTOR_CONFIDENCE = {
     "frame_code": 0.55, "exceptions": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
-CAMEL_MIN = 6  # letters a word needs to be found inside a CamelCase name
+CAMEL_MIN = 10  # letters a word needs to be found inside a CamelCase name (a class name, not "compil" or "timeout")
 _CLASS_SUFFIXES = frozenset({"error", "exception", "warning", "failure", "interrupt"})
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
@@ -210,7 +210,7 @@ class _Facts:
         return None
 
     def context_words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
-        held = all(_words(tuple(group)).search(self.context) for group in rule.context_words)
+        held = all(_whole_words(tuple(group)).search(self.context) for group in rule.context_words)
         return ([], {}) if held else None
 
 
@@ -227,6 +227,14 @@ def _words(group: tuple[str, ...]) -> re.Pattern[str]:
     if inner:
         pattern += r"|(?<=[a-z])(?=[A-Z])(?i:" + "|".join(map(re.escape, inner)) + ")"
     return re.compile(pattern)
+
+
+@cache
+def _whole_words(group: tuple[str, ...]) -> re.Pattern[str]:
+    """Any word of a group as a whole word, in any case: "neuron" in aws-neuron, Neuron Runtime or
+    aws.amazon.com/neuron, not in "neurons" or "neuronal" (which any ML log may say)."""
+    alternation = "|".join(map(re.escape, sorted(group, key=len, reverse=True)))
+    return re.compile(r"(?<![A-Za-z0-9])(?i:" + alternation + r")(?![A-Za-z])")
 
 
 _SELECTORS = (

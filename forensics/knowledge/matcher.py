@@ -64,14 +64,9 @@ def _block(retained: list[SourceLine], index: int, record_lines: frozenset[int])
     return retained[end].line, " ".join(line.text.strip() for line in retained[index:end + 1])
 
 
-def _any_case(pattern: str) -> str:
-    """A wording pattern matches in any letter case (schema.Match.patterns)."""
-    return "(?i)" + pattern.removeprefix("(?i)")
-
-
 def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:
     claims = []
-    patterned = [(s, [compiled(_any_case(p)) for p in s.match.patterns]) for s in kb.signatures if s.match.patterns]
+    patterned = [(s, [compiled(p) for p in s.match.patterns]) for s in kb.signatures if s.match.patterns]
     for index, line in enumerate(retained):
         for signature, patterns in patterned:
             if any(p.search(line.text) for p in patterns):

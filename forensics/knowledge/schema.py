@@ -37,8 +37,8 @@ class Match(Strict):
     of several signatures matching one line claims it."""
 
     codes: list[str] = Field(default_factory=list)  # coded diagnostics: NCC_IXLV002, TEN404, F134
-    # Regexes searched in each retained line, in any letter case: tools re-case their messages between
-    # releases ("Could not" / "could not") and users re-type them.
+    # Regexes searched in each retained line, case-sensitive as written (a lower-case "unsupported instruction"
+    # is other tools' wording): a pattern that must take either case says `(?i)`.
     patterns: list[str] = Field(default_factory=list)
     nrt_statuses: list[str] = Field(default_factory=list)  # NRT_EXEC_OOB, from err:/status=/Failure:
     exit_codes: list[int] = Field(default_factory=list)  # `neuronx-cc failed with N`
@@ -298,10 +298,10 @@ class Detect(Strict):
       of its own).
     - `words`: groups of lower-case words or word starts ("compil"); one failure line must contain a member
       of every group, each at the start of a token.
-    - `context_words`: the same groups, anywhere in what was kept of the input (any line, frame path or
-      installed package): what the run involved rather than what failed. A rule with context says only where
-      and in what setting something failed, so its confidence is capped (`CONTEXT_CONFIDENCE`), and it cannot
-      stand alone.
+    - `context_words`: groups of whole words, anywhere in what was kept of the input (any line, frame path or
+      installed package): what the run involved rather than what failed ("neuron", not "neurons"). A rule
+      with context says only where and in what setting something failed, so its confidence is capped
+      (`CONTEXT_CONFIDENCE`), and it cannot stand alone.
     """
 
     code_components: list[str] = Field(default_factory=list)

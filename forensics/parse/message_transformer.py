@@ -37,8 +37,9 @@ class MessageShapes(Transformer):
 
     def coded(self, parts: Parts) -> CodedMessage:
         severity, code, op, text = parts
-        return CodedMessage(_scheme_code(str(code)), clean(text), severity.strip("[]") if severity else None,
-                            op.strip("()") if op else None, rest=str(text or ""))
+        scheme = _scheme_code(str(code))
+        return CodedMessage(scheme, clean(text), severity.strip("[]") if severity else None,
+                            op.strip("()") if op else None, rest=str(text or ""), unprefixed=scheme != str(code))
 
     def bare_diagnostic(self, parts: Parts) -> CodedMessage:
         code, text = parts

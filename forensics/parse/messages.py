@@ -32,8 +32,11 @@ _VERSION_HINT = re.compile(r"neuronxcc-\d|neuronx?-cc|torch[-_]neuronx|libneuron
 _INSTANCE_TARGET = re.compile(r"^(trn\d|inf\d)")
 # Where the compiler reads and writes, not how it compiles: not reported as compiler flags.
 _IO_FLAGS = {"--output", "-o", "--logfile", "--logdir", "--workdir", "--log-file", "--pipeline"}
-# A shell command, a comment or a Python prompt: a code there was typed by the user, not printed by a tool.
-_TYPED_BY_THE_USER = ("$ ", "# ", ">>>")
+# A code or status name without the shape a tool prints it in is a printed fact only where the line says
+# something failed, where it heads the line (`NCC_INLA001: activation tables must be <= 8`), or when it is all
+# the line says; elsewhere it is a mention: prose ("fixed the NCC_IXLV002 issue"), a shell prompt
+# (`user@host:~$ grep NCC_IXLV002`), a heading (`## NCC_EVRF029`), source code (`ret == NRT_RESOURCE`).
+_ONLY_A_NAME = re.compile(r"^\s*[A-Z][A-Z0-9_]+(?:[\s.,;!]*$|:\s)")
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
 # A compile that starts and one that ends (either way): neuronx-cc, neuron-cc and the framework wrappers.
 # (torch-neuron's tracer counts the operators "(pre-compilation)" just before it starts the compiler.)
@@ -59,7 +62,7 @@ class MessageReader(AssemblerState):
         """Search a message for coded diagnostics, statuses, settings and commands."""
         found = False
         opening = _find("diagnostic", CodedMessage, text) if "[" in text else None
-        if opening is None and "NCC_" in text and not text.lstrip().startswith(_TYPED_BY_THE_USER):
+        if opening is None and "NCC_" in text and _printed_as_fact(text):
             opening = _find("bare_diagnostic", CodedMessage, text)
             if opening is not None:
                 self.unbracketed_codes.add(number)
@@ -67,7 +70,8 @@ class MessageReader(AssemblerState):
         rest, first = text, True
         while rest and (coded := opening if first else _find("diagnostic", CodedMessage, rest) if "[" in rest else None):
             diagnostic = coded.at(number)
-            if self._plausible_code(diagnostic, rest):
+            # [IDLE300] in another tool's line is no compiler code: without NCC_, the compiler must be speaking.
+            if (not coded.unprefixed or producer == "compiler" or coded.severity) and self._plausible_code(diagnostic, rest):
                 self._add(self.log.diagnostics, diagnostic)
                 if first:  # every code on the line is a record; the first one opens the wrapped message
                     self._close_blocks()
@@ -114,18 +118,17 @@ class MessageReader(AssemblerState):
                 status := _find("nrt_status", StatusMention, text)):
             self._add(self.log.nrt_statuses, status.at(number))
             found = True
-        elif "NRT_" in text and (status := _find("named_status", StatusMention, text)):
+        elif "NRT_" in text and _printed_as_fact(text) and (status := _find("named_status", StatusMention, text)):
             self._add(self.log.nrt_statuses, status.at(number))
             found = True
         if ("with" in text or "exit" in text or "died" in text or "returned:" in text) and (
-                exit_code := _find("exit_status", ExitCode, text)):
+                exit_code := _find("exit_status", ExitCode, text)) and exit_code.code != 0:  # 0: it succeeded
             self._add(self.log.exits, exit_code.at(number))
             found = True
         return found
 
     def _outcomes(self, number: int, text: str) -> bool:
-        if not ("illed" in text or "Segmentation" in text or "dumped)" in text or "signal" in text or "^C" in text
-                or "nterrupted by" in text) or not (
+        if not ("illed" in text or "Segmentation" in text or "dumped)" in text or "signal" in text or "^C" in text) or not (
                 ended := _find("outcome", ProcessEnd, text)):
             return False
         self._add(self.log.outcomes, ended.at(number, text.strip()))
@@ -240,6 +243,10 @@ class MessageReader(AssemblerState):
         key = package_key(name)
         env.packages.setdefault(key, version)
         env.lines.setdefault(f"pkg:{key}", number)
+
+def _printed_as_fact(text: str) -> bool:
+    return reads_as_failure(text) or _ONLY_A_NAME.match(text) is not None
+
 
 def shlex_split(text: str) -> list[str]:
     try:

@@ -137,6 +137,7 @@ class CodedMessage(NamedTuple):
     op: str | None = None
     location: str | None = None
     rest: str = ""  # the text after the code, where another code may follow
+    unprefixed: bool = False  # printed without its NCC_ ([IXLV002]): plausible only where the compiler speaks
 
     def at(self, line: int) -> Diagnostic:
         return Diagnostic.model_construct(code=self.code, severity=self.severity, message=self.message, op=self.op,

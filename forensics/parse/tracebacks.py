@@ -54,7 +54,9 @@ class TracebackReader(MessageReader):
         else:
             self.last_error = number
         self._close_blocks()
-        self._message(number, line.message, producer=None, level=None, component=None)
+        # The exception's class says the message is a failure's (a code re-raised in it is printed, not mentioned).
+        self._message(number, f"{line.name}: {line.message}" if line.message else line.name, producer=None, level=None,
+                      component=None)
 
     def _frame_code(self, body: str) -> None:
         """The source line under a frame: Python prints it indented; IPython prints numbered context lines
