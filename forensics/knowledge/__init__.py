@@ -3,7 +3,10 @@ the tables of knowledge kept beside it (releases.toml, codes.toml)."""
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import sys
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from forensics.errors import InputError
-from forensics.knowledge.disk_cache import remember, stamp
+from forensics.knowledge.disk_cache import decode, encode, remember, stamp
 from forensics.linear_regex import Pattern, compile_search
 from forensics.knowledge.order import RecognitionOrder
 from forensics.knowledge.schema import Family, Signature
@@ -33,6 +36,7 @@ BUILTIN_DIR = KNOWLEDGE_DIR / "signatures"
 FAMILIES_DIR = KNOWLEDGE_DIR / "families"
 SCHEMA_FILE = KNOWLEDGE_DIR / "schema.py"  # a cached catalogue is stale when the models it was built with change
 ORDER_FILE = KNOWLEDGE_DIR / "order.py"  # or the tier checks those models run
+SNAPSHOT_FILE = KNOWLEDGE_DIR / "catalogue.bin"  # the catalogue validated ahead (tools/build_knowledge_snapshot.py)
 ENTRY_POINT_GROUP = "nforensics.signatures"  # installed packs: each entry point names a folder of TOML files
 
 
@@ -100,17 +104,59 @@ def invalid(where: str, exc: ValidationError, whole: str = "(top level)") -> Inp
     return InputError(f"{where}: field '{field}': {first['msg']}")
 
 
+def models_digest() -> str:
+    """What a validated knowledge file also depends on: the models that validate it and the tier checks."""
+    return hashlib.sha256(SCHEMA_FILE.read_bytes() + b"\0" + ORDER_FILE.read_bytes()).hexdigest()
+
+
+def file_digest(models: str, data: bytes) -> str:
+    """The key of a knowledge file's validated model in the snapshot: its content, under these models."""
+    return hashlib.sha256(models.encode() + b"\0" + data).hexdigest()
+
+
+@cache
+def _snapshot() -> dict[str, str]:
+    """file digest -> cache text of the file's validated model, from forensics/knowledge/catalogue.bin (zlib of
+    marshal of strings, shipped in the package like its source); empty when missing or built under other
+    models."""
+    try:
+        shipped = marshal.loads(zlib.decompress(SNAPSHOT_FILE.read_bytes()))
+        fresh = isinstance(shipped, dict) and shipped.get("models") == models_digest()
+        return dict(shipped["files"]) if fresh else {}
+    except (OSError, ValueError, EOFError, TypeError, KeyError, zlib.error):
+        return {}
+
+
+def _shipped(paths: list[Path], model: type[Signature] | type[Family]) -> tuple[list[Any], str] | None:
+    """The files' validated models and their cache text, each taken from the snapshot when it was built from
+    this very file, else validated now: the first run after installing does not validate the catalogue
+    (~200 ms). None without a snapshot."""
+    snapshot = _snapshot()
+    if not snapshot:
+        return None
+    models, texts = models_digest(), []
+    for path in paths:
+        try:
+            text = snapshot.get(file_digest(models, path.read_bytes()))
+        except OSError:
+            text = None  # _load_file says why it cannot be read
+        texts.append(text if text is not None else encode(_load_file(path, model)))
+    text = "[" + ",".join(texts) + "]"
+    return decode(text), text
+
+
 def _load_dir(directory: Path) -> list[Signature]:
     if not directory.is_dir():
         raise InputError(f"{directory}: signature pack folder not found")
     paths = sorted(directory.glob("*.toml"))
     inputs = stamp([directory, *paths, SCHEMA_FILE, ORDER_FILE])
-    return remember("signatures", inputs, lambda: [_load_file(path) for path in paths])
+    return remember("signatures", inputs, lambda: [_load_file(path) for path in paths], lambda: _shipped(paths, Signature))
 
 
 def _load_families() -> dict[str, Family]:
     paths = sorted(FAMILIES_DIR.glob("*.toml"))
-    families = remember("families", stamp([FAMILIES_DIR, *paths, SCHEMA_FILE]), lambda: [_load_file(p, Family) for p in paths])
+    families = remember("families", stamp([FAMILIES_DIR, *paths, SCHEMA_FILE]), lambda: [_load_file(p, Family) for p in paths],
+                        lambda: _shipped(paths, Family))
     return {family.id: family for family in families}
 
 

@@ -28,6 +28,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -120,8 +121,10 @@ class _Unsupported(Exception):
     """A value this cache does not store (it is then computed every time)."""
 
 
+@cache
 def _models() -> dict[str, type]:
-    """The pydantic models a cache file may name: the catalogue's schema, nothing else."""
+    """The pydantic models a cache file may name: the catalogue's schema, nothing else. Looked up for every
+    model written, so kept: walking the schema module's names each time was a fifth of a first run's cost."""
     from pydantic import BaseModel
 
     from forensics.knowledge import schema
@@ -181,6 +184,7 @@ def _builder(model: Any) -> Callable[[dict[str, Any], set[str]], Any]:
     return build
 
 
+@cache
 def _decoder() -> Callable[[dict[str, Any]], Any]:
     builders = {name: _builder(model) for name, model in _models().items()}
 
@@ -231,11 +235,21 @@ def _read(target: Path) -> Any:
             data = handle.read(_MAX_BYTES + 1)
     finally:
         os.close(fd)
-    return json.loads(data, object_hook=_decoder())
+    return decode(data)
 
 
-def _write(folder: Path, target: Path, value: Any) -> None:
-    text = json.dumps(_encode(value), separators=(",", ":"), allow_nan=False)
+def encode(value: Any) -> str:
+    """The cache text of `value` (_Unsupported when it holds a type the cache does not store). A list's text
+    is its items' texts joined with commas inside brackets."""
+    return json.dumps(_encode(value), separators=(",", ":"), allow_nan=False)
+
+
+def decode(text: str | bytes) -> Any:
+    """The value of a cache text: the catalogue's models rebuilt from the allow-list, never code."""
+    return json.loads(text, object_hook=_decoder())
+
+
+def _write(folder: Path, target: Path, text: str) -> None:
     fd, name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")  # 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -283,12 +297,16 @@ def _unlink(path: str) -> None:
         pass  # gone already, or a read-only folder
 
 
-def remember(kind: str, inputs: list[str], compute: Callable[[], T]) -> T:
+def remember(kind: str, inputs: list[str], compute: Callable[[], T],
+             prebuilt: Callable[[], tuple[T, str] | None] | None = None) -> T:
     """`compute()`, or its earlier result when `inputs` (a stamp) are unchanged. With no cache folder to read
-    or write, it is computed (callers keep it for the rest of the process)."""
+    or write, it is computed (callers keep it for the rest of the process). `prebuilt`, when given, is asked
+    first on a miss: the value with its cache text, read ready-made (the catalogue shipped in the package),
+    or None; its text is written as it is."""
     folder = private_dir()
     if folder is None:
-        return compute()
+        made = prebuilt() if prebuilt else None
+        return made[0] if made else compute()
     key = hashlib.sha256("\0".join([__version__, FORMAT, kind, *inputs]).encode()).hexdigest()[:24]
     target = folder / f"{kind}-{key}.json"
     try:
@@ -298,9 +316,10 @@ def remember(kind: str, inputs: list[str], compute: Callable[[], T]) -> T:
     else:
         _touch(target)
         return result
-    result = compute()
+    made = prebuilt() if prebuilt else None
+    result, text = made if made else (compute(), None)
     try:
-        _write(folder, target, result)
+        _write(folder, target, encode(result) if text is None else text)
     except (OSError, ValueError, TypeError, RecursionError, _Unsupported):
         return result  # a read-only cache folder: nothing to tidy either
     prune(folder)
