@@ -12,6 +12,8 @@ from typing import Annotated, Literal, Union, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from forensics.defaults import new_list
+
 
 class _Fact(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -69,7 +71,7 @@ class CompilerCrash(_Fact):
     stage: str | None = None
     crash_component: str | None = None
     error_class: str | None = None
-    frames: list[str] = Field(default_factory=list)  # deepest last: `path:function`
+    frames: list[str] = Field(default_factory=new_list)  # deepest last: `path:function`
     compiler_version: str | None = None
 
 

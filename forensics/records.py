@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from forensics.defaults import new_dict, new_list
 from forensics.fact_records import FactRecord
 
 
@@ -97,8 +98,8 @@ class IceReport(Record):
     error_class: str | None = None
     error_location: str | None = None
     command_line: str | None = None
-    internal_details: list[str] = Field(default_factory=list)
-    version_information: list[str] = Field(default_factory=list)
+    internal_details: list[str] = Field(default_factory=new_list)
+    version_information: list[str] = Field(default_factory=new_list)
 
 
 class BirVerification(Record):
@@ -109,7 +110,7 @@ class BirVerification(Record):
     reason: str | None = None
     instruction: str | None = None
     opcode: str | None = None
-    fields: dict[str, str] = Field(default_factory=dict)
+    fields: dict[str, str] = Field(default_factory=new_dict)
 
 
 class CompilerInvocation(Record):
@@ -118,7 +119,7 @@ class CompilerInvocation(Record):
     line: int
     argv: list[str]
     target: str | None = None
-    flags: list[str] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=new_list)
 
 
 class ExitStatus(Record):
@@ -172,7 +173,7 @@ class StackTrace(Record):
     line: int
     end_line: int
     syntax: FrameSyntax
-    frames: list[Frame] = Field(default_factory=list)
+    frames: list[Frame] = Field(default_factory=new_list)
 
 
 class ProcessOutcome(Record):
@@ -198,7 +199,7 @@ class ApiCall(Record):
 class PythonTraceback(Record):
     line: int
     end_line: int
-    frames: list[Frame] = Field(default_factory=list)
+    frames: list[Frame] = Field(default_factory=new_list)
     exception: str | None = None  # e.g. RuntimeError
     message: str | None = None
 
@@ -206,12 +207,12 @@ class PythonTraceback(Record):
 class Environment(Record):
     """Everything the input says about the machine and the job: versions, flags, env vars, target."""
 
-    packages: dict[str, str] = Field(default_factory=dict)  # normalised name -> version
-    env_vars: dict[str, str] = Field(default_factory=dict)
-    compiler_flags: list[str] = Field(default_factory=list)
+    packages: dict[str, str] = Field(default_factory=new_dict)  # normalised name -> version
+    env_vars: dict[str, str] = Field(default_factory=new_dict)
+    compiler_flags: list[str] = Field(default_factory=new_list)
     target: str | None = None
     instance_type: str | None = None
-    lines: dict[str, int] = Field(default_factory=dict)  # "env:XLA_USE_BF16" / "pkg:neuronx-cc" -> line
+    lines: dict[str, int] = Field(default_factory=new_dict)  # "env:XLA_USE_BF16" / "pkg:neuronx-cc" -> line
 
 
 class ParsedLog(Record):
@@ -219,17 +220,17 @@ class ParsedLog(Record):
 
     source: str
     total_lines: int = 0
-    events: list[LogEvent] = Field(default_factory=list)
-    diagnostics: list[Diagnostic] = Field(default_factory=list)
-    ice: list[IceReport] = Field(default_factory=list)
-    bir: list[BirVerification] = Field(default_factory=list)
-    invocations: list[CompilerInvocation] = Field(default_factory=list)
-    exits: list[ExitStatus] = Field(default_factory=list)
-    nrt_statuses: list[NrtStatus] = Field(default_factory=list)
-    tracebacks: list[PythonTraceback] = Field(default_factory=list)
-    stacks: list[StackTrace] = Field(default_factory=list)
-    outcomes: list[ProcessOutcome] = Field(default_factory=list)
-    api_calls: list[ApiCall] = Field(default_factory=list)
+    events: list[LogEvent] = Field(default_factory=new_list)
+    diagnostics: list[Diagnostic] = Field(default_factory=new_list)
+    ice: list[IceReport] = Field(default_factory=new_list)
+    bir: list[BirVerification] = Field(default_factory=new_list)
+    invocations: list[CompilerInvocation] = Field(default_factory=new_list)
+    exits: list[ExitStatus] = Field(default_factory=new_list)
+    nrt_statuses: list[NrtStatus] = Field(default_factory=new_list)
+    tracebacks: list[PythonTraceback] = Field(default_factory=new_list)
+    stacks: list[StackTrace] = Field(default_factory=new_list)
+    outcomes: list[ProcessOutcome] = Field(default_factory=new_list)
+    api_calls: list[ApiCall] = Field(default_factory=new_list)
     environment: Environment = Field(default_factory=Environment)
     truncated: bool = False  # record caps were hit on a huge input
 
@@ -257,7 +258,7 @@ class Hypothesis(Record):
     title: str
     score: float  # higher ranks first; prior plus the weights of the evidence present
     explanation: str | None = None
-    evidence: list[Evidence] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=new_list)
     check: str | None = None  # what to look at when the evidence is absent
 
 
@@ -266,7 +267,7 @@ class Workaround(Record):
     description: str | None = None
     code: str | None = None
     language: str | None = None
-    hypotheses: list[str] = Field(default_factory=list)  # the hypotheses it acts on; ordered by their rank
+    hypotheses: list[str] = Field(default_factory=new_list)  # the hypotheses it acts on; ordered by their rank
 
 
 class Reference(Record):
@@ -307,22 +308,22 @@ class Finding(Record):
     severity: Severity = "error"
     summary: str
     meaning: str | None = None
-    fields: dict[str, Any] = Field(default_factory=dict)
+    fields: dict[str, Any] = Field(default_factory=new_dict)
     generic: bool = False
     fingerprint: str
     fingerprint_version: int = 1
-    hypotheses: list[Hypothesis] = Field(default_factory=list)
-    workarounds: list[Workaround] = Field(default_factory=list)
-    references: list[Reference] = Field(default_factory=list)
-    evidence: list[Evidence] = Field(default_factory=list)
+    hypotheses: list[Hypothesis] = Field(default_factory=new_list)
+    workarounds: list[Workaround] = Field(default_factory=new_list)
+    references: list[Reference] = Field(default_factory=new_list)
+    evidence: list[Evidence] = Field(default_factory=new_list)
     fixed_in: FixedIn | None = None
     envelope: bool = False  # wraps a root cause reported by another finding ([F134], exit 70)
     tier: Tier = "exact"
     family: str | None = None  # the family id (knowledge/families/) this finding belongs to
     confidence: float = 0.9  # how sure the recognition is (0-1), from how it matched: not a probability of the cause
-    wrapped_by: list[Evidence] = Field(default_factory=list)  # envelopes folded into this finding (exit 70, ...)
+    wrapped_by: list[Evidence] = Field(default_factory=new_list)  # envelopes folded into this finding (exit 70, ...)
     hypotheses_undetermined: bool = False  # no evidence in the input favours one hypothesis over another
-    similar_reports: list[SimilarReport] = Field(default_factory=list)  # closest public threads, best first
+    similar_reports: list[SimilarReport] = Field(default_factory=new_list)  # closest public threads, best first
     record: FactRecord | None = None  # the typed facts of its kind (forensics/fact_records.py), beside `fields`
 
 
@@ -342,11 +343,11 @@ class Analysis(Record):
 
     schema_version: str = SCHEMA_VERSION
     source: str
-    findings: list[Finding] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=new_list)
     environment: Environment = Field(default_factory=Environment)
     total_lines: int = 0
     truncated: bool = False
-    artifacts: list[ArtifactRead] = Field(default_factory=list)  # files whose facts fed the hypotheses
+    artifacts: list[ArtifactRead] = Field(default_factory=new_list)  # files whose facts fed the hypotheses
 
 
 class SourcedFinding(Finding):
@@ -391,8 +392,8 @@ class MachineProbe(Record):
     compiler_version: str | None = None  # `neuronx-cc --version` output
     neuron_ls: str | None = None
     instance_type: str | None = None
-    apt_packages: dict[str, str] = Field(default_factory=dict)
-    pip_packages: dict[str, str] = Field(default_factory=dict)
-    env_vars: dict[str, str] = Field(default_factory=dict)
-    not_collected: dict[str, str] = Field(default_factory=dict)
+    apt_packages: dict[str, str] = Field(default_factory=new_dict)
+    pip_packages: dict[str, str] = Field(default_factory=new_dict)
+    env_vars: dict[str, str] = Field(default_factory=new_dict)
+    not_collected: dict[str, str] = Field(default_factory=new_dict)
     neuron_software: bool = False  # any Neuron compiler, tool, apt or pip package found

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from forensics.defaults import new_dict, new_list
 from forensics.records import Record
 
 
@@ -18,10 +19,10 @@ class HloShape(Record):
     """f32[8,3,32,32]{3,2,1,0}: element type, dimensions (a bound for a dynamic one), layout; or a tuple."""
 
     dtype: str  # XLA's lower-case name: f32, bf16, pred, s32, f8e4m3fn, ...; tuple, token, opaque
-    dims: list[int] = Field(default_factory=list)
-    dynamic: list[bool] = Field(default_factory=list)  # per dimension; f32[<=8,4] -> [True, False]
+    dims: list[int] = Field(default_factory=new_list)
+    dynamic: list[bool] = Field(default_factory=new_list)  # per dimension; f32[<=8,4] -> [True, False]
     layout: list[int] | None = None  # minor-to-major; None when not given (or a scalar's empty one)
-    tuple_shapes: list[HloShape] = Field(default_factory=list)
+    tuple_shapes: list[HloShape] = Field(default_factory=new_list)
 
 
 class WindowDim(Record):
@@ -73,10 +74,10 @@ class HloInstruction(Record):
     name: str  # without the text form's leading %
     opcode: str
     shape: HloShape
-    operands: list[str] = Field(default_factory=list)  # names; a constant's literal is not an operand
+    operands: list[str] = Field(default_factory=new_list)  # names; a constant's literal is not an operand
     is_root: bool = False
     parameter_number: int | None = None
-    called: list[str] = Field(default_factory=list)  # to_apply=, calls=, condition=, body=, branch_computations=
+    called: list[str] = Field(default_factory=new_list)  # to_apply=, calls=, condition=, body=, branch_computations=
     window: list[WindowDim] | None = None
     conv_dims: ConvDims | None = None
     feature_group_count: int = 1
@@ -88,20 +89,20 @@ class HloInstruction(Record):
     channel_id: int | None = None
     use_global_device_ids: bool = False
     metadata: HloMetadata | None = None
-    attributes: dict[str, str] = Field(default_factory=dict)  # text form only: every other attribute, as written
+    attributes: dict[str, str] = Field(default_factory=new_dict)  # text form only: every other attribute, as written
 
 
 class HloComputation(Record):
     name: str
     is_entry: bool = False
-    instructions: list[HloInstruction] = Field(default_factory=list)
+    instructions: list[HloInstruction] = Field(default_factory=new_list)
 
 
 class HloModule(Record):
     name: str
     entry: str  # the ENTRY computation's name
-    computations: list[HloComputation] = Field(default_factory=list)
-    frames: list[HloFrame] = Field(default_factory=list)
+    computations: list[HloComputation] = Field(default_factory=new_list)
+    frames: list[HloFrame] = Field(default_factory=new_list)
     form: Literal["text", "proto"] = "text"
 
 
@@ -118,17 +119,17 @@ class ConvertSite(Record):
 class DtypeFacts(Record):
     """Element types of what the instructions compute, and the converts between them."""
 
-    compute: dict[str, int] = Field(default_factory=dict)  # element type -> arithmetic instructions producing it
-    converts: dict[str, int] = Field(default_factory=dict)  # "bf16->f32" -> convert instructions
+    compute: dict[str, int] = Field(default_factory=new_dict)  # element type -> arithmetic instructions producing it
+    converts: dict[str, int] = Field(default_factory=new_dict)  # "bf16->f32" -> convert instructions
     mixed_bf16_f32: bool = False  # both bf16 and f32 arithmetic in one module
-    sites: list[ConvertSite] = Field(default_factory=list)  # the first converts between bf16 and f32
+    sites: list[ConvertSite] = Field(default_factory=new_list)  # the first converts between bf16 and f32
 
 
 class CustomCallFacts(Record):
     target: str
     calls: int
-    kernels: dict[str, int] = Field(default_factory=dict)  # kernel name (backend_config or op_name) -> calls
-    instructions: list[str] = Field(default_factory=list)
+    kernels: dict[str, int] = Field(default_factory=new_dict)  # kernel name (backend_config or op_name) -> calls
+    instructions: list[str] = Field(default_factory=new_list)
 
 
 class ConvFacts(Record):
@@ -196,14 +197,14 @@ class HloReport(Record):
     entry: str
     computations: int
     instructions: int
-    ops: dict[str, int] = Field(default_factory=dict)  # opcode -> instructions, most first
+    ops: dict[str, int] = Field(default_factory=new_dict)  # opcode -> instructions, most first
     dtypes: DtypeFacts = Field(default_factory=DtypeFacts)
-    custom_calls: list[CustomCallFacts] = Field(default_factory=list)
-    convolutions: list[ConvFacts] = Field(default_factory=list)
+    custom_calls: list[CustomCallFacts] = Field(default_factory=new_list)
+    convolutions: list[ConvFacts] = Field(default_factory=new_list)
     memory: MemoryFacts = Field(default_factory=MemoryFacts)
-    dynamic: list[DynamicShape] = Field(default_factory=list)
-    collectives: list[CollectiveFacts] = Field(default_factory=list)
-    biggest: list[BigOp] = Field(default_factory=list)
+    dynamic: list[DynamicShape] = Field(default_factory=new_list)
+    collectives: list[CollectiveFacts] = Field(default_factory=new_list)
+    biggest: list[BigOp] = Field(default_factory=new_list)
 
 
 class HloChange(Record):
@@ -215,4 +216,4 @@ class HloChange(Record):
 class HloDiff(Record):
     a: str
     b: str
-    changes: list[HloChange] = Field(default_factory=list)
+    changes: list[HloChange] = Field(default_factory=new_list)

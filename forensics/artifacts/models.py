@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from forensics.defaults import new_dict, new_list
 from forensics.records import Analysis, Record
 
 # ---------------------------------------------------------------- NEFF
@@ -43,8 +44,8 @@ class FeatureBits(Record):
     """The header's incompatible-feature mask, decoded with an unofficial map: best effort, labelled so."""
 
     value: str  # hex
-    decoded: list[FeatureBit] = Field(default_factory=list)
-    unknown_bits: list[str] = Field(default_factory=list)
+    decoded: list[FeatureBit] = Field(default_factory=new_list)
+    unknown_bits: list[str] = Field(default_factory=new_list)
     newer_compiler_bits: bool = False  # bits the runtime reads as "built by a newer compiler"
     best_effort: bool = True
     note: str = "bit names from third-party notes on neuronx-cc 2.24, not an AWS specification"
@@ -72,16 +73,16 @@ class EngineStream(Record):
 
 class SubgraphFacts(Record):
     definition: str | None = None
-    neff_features: list[str] = Field(default_factory=list)
-    activation_sets: list[str] = Field(default_factory=list)
-    dma_queues: dict[str, DmaQueue] = Field(default_factory=dict)
+    neff_features: list[str] = Field(default_factory=new_list)
+    activation_sets: list[str] = Field(default_factory=new_list)
+    dma_queues: dict[str, DmaQueue] = Field(default_factory=new_dict)
     runtime_semaphores: int | None = None
     runtime_events: int | None = None
     activation_semaphore: int | None = None
     rank_world_size: int | None = None
-    variables: dict[str, VariableGroup] = Field(default_factory=dict)  # by variable type
+    variables: dict[str, VariableGroup] = Field(default_factory=new_dict)  # by variable type
     spill_variables: int = 0
-    engines: dict[str, EngineStream] = Field(default_factory=dict)
+    engines: dict[str, EngineStream] = Field(default_factory=new_dict)
 
 
 class IoTensor(Record):
@@ -113,19 +114,19 @@ class NeffReport(Record):
     kelp_version: str | None = None
     codename: str | None = None
     target: str | None = None
-    platforms: list[str] = Field(default_factory=list)
+    platforms: list[str] = Field(default_factory=new_list)
     neuron_core: str | None = None
     lnc_size: int
-    subgraphs: list[str] = Field(default_factory=list)
+    subgraphs: list[str] = Field(default_factory=new_list)
     feature_bits: FeatureBits
-    activation_sets: dict[str, list[str]] = Field(default_factory=dict)  # per subgraph
-    io: list[IoTensor] = Field(default_factory=list)
-    per_subgraph: dict[str, SubgraphFacts] = Field(default_factory=dict)
-    hlo_stats: dict[str, int | float] = Field(default_factory=dict)
+    activation_sets: dict[str, list[str]] = Field(default_factory=new_dict)  # per subgraph
+    io: list[IoTensor] = Field(default_factory=new_list)
+    per_subgraph: dict[str, SubgraphFacts] = Field(default_factory=new_dict)
+    hlo_stats: dict[str, int | float] = Field(default_factory=new_dict)
     members: int = 0
     unpacked_bytes: int = 0
     device_check: DeviceCheck | None = None
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=new_list)
     extracted_to: str | None = None
 
 
@@ -138,7 +139,7 @@ class NeffChange(Record):
 class NeffDiff(Record):
     a: str
     b: str
-    changes: list[NeffChange] = Field(default_factory=list)
+    changes: list[NeffChange] = Field(default_factory=new_list)
 
 
 # ---------------------------------------------------------------- compile cache
@@ -155,7 +156,7 @@ class CacheEntry(Record):
     flags_hash: str
     flags: list[str] | None = None  # compile_flags.json
     state: CacheState
-    files: dict[str, int] = Field(default_factory=dict)  # file name -> size
+    files: dict[str, int] = Field(default_factory=new_dict)  # file name -> size
     size_bytes: int = 0
     modified: str  # ISO 8601, newest file in the entry
     age_seconds: int
@@ -167,17 +168,17 @@ class CacheEntry(Record):
     neff_feature_bits: str | None = None
     diagnosis: Analysis | None = None  # filled by `cache --failed`
     # `cache --failed`: the facts of the entry's HLO module that hypotheses read, in words, or why it was not read
-    hlo_facts: list[str] = Field(default_factory=list)
+    hlo_facts: list[str] = Field(default_factory=new_list)
     hlo_note: str | None = None
 
 
 class CacheReport(Record):
     root: str
     root_from: str  # argument / NEURON_CC_FLAGS --cache_dir / NEURON_COMPILE_CACHE_URL / default
-    entries: list[CacheEntry] = Field(default_factory=list)
-    counts: dict[str, int] = Field(default_factory=dict)  # state -> entries
+    entries: list[CacheEntry] = Field(default_factory=new_list)
+    counts: dict[str, int] = Field(default_factory=new_dict)  # state -> entries
     total_bytes: int = 0
-    ignored: list[str] = Field(default_factory=list)  # folders that look like neither version nor MODULE
+    ignored: list[str] = Field(default_factory=new_list)  # folders that look like neither version nor MODULE
 
 
 # ---------------------------------------------------------------- NKI source
@@ -202,18 +203,18 @@ class CallSite(Record):
 class KernelFacts(Record):
     name: str
     line: int
-    isa_calls: dict[str, int] = Field(default_factory=dict)  # nki.isa function -> calls in source
+    isa_calls: dict[str, int] = Field(default_factory=new_dict)  # nki.isa function -> calls in source
     nc_matmul_calls: int = 0
     nc_matmul_calls_unrolled: int = 0  # times constant loop trip counts
-    allocations: dict[str, int] = Field(default_factory=dict)  # sbuf / psum / hbm / shared_hbm / private_hbm
+    allocations: dict[str, int] = Field(default_factory=new_dict)  # sbuf / psum / hbm / shared_hbm / private_hbm
     sbuf_allocations: int = 0
     psum_allocations: int = 0
     hbm_allocations: int = 0
     uses_sendrecv: bool = False
     uses_core_barrier: bool = False
     uses_program_id: bool = False
-    loops: list[LoopFacts] = Field(default_factory=list)
-    call_sites: list[CallSite] = Field(default_factory=list)
+    loops: list[LoopFacts] = Field(default_factory=new_list)
+    call_sites: list[CallSite] = Field(default_factory=new_list)
     calls_per_graph: int = 0
     calls_per_graph_exact: bool = True  # False: a loop or repeated module without a constant count
     grid_max: int | None = None  # largest launch grid (product of its dimensions)
@@ -231,7 +232,7 @@ class BackToBack(Record):
 
 class NkiReport(Record):
     path: str
-    kernels: list[KernelFacts] = Field(default_factory=list)
-    back_to_back: list[BackToBack] = Field(default_factory=list)
+    kernels: list[KernelFacts] = Field(default_factory=new_list)
+    back_to_back: list[BackToBack] = Field(default_factory=new_list)
     sync_calls: int = 0
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=new_list)

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from forensics.defaults import new_dict, new_list
 from forensics.errors import InputError
 from forensics.knowledge import KNOWLEDGE_DIR, KnowledgeBase, invalid
 from forensics.knowledge.schema import Strict
@@ -33,16 +34,16 @@ class Case(Strict):
     state: Literal["open", "closed"] | None = None
     opened: str | None = None  # YYYY-MM-DD
     closed: str | None = None
-    versions: dict[str, str] = Field(default_factory=dict)
+    versions: dict[str, str] = Field(default_factory=new_dict)
     instance: str | None = None
     component: str
     family: str
     signature: str | None = None
-    codes: list[str] = Field(default_factory=list)
+    codes: list[str] = Field(default_factory=new_list)
     templates: list[str]
     # Where the error was raised (diagnose/similar.py failure_site): the deepest frames as paths inside their
     # packages with the function, and the exception class. Structure, not the paste's text.
-    frames: list[str] = Field(default_factory=list)
+    frames: list[str] = Field(default_factory=new_list)
     exception: str | None = None
     answer: str | None = None
     workaround: str | None = None

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from forensics.defaults import new_dict, new_list
 from forensics.fact_records import RECORD_KINDS, HloFactName, RecordKind
 from forensics.knowledge.order import Tier, check_tier, reject_priority
 from forensics.records import Component, Severity
@@ -36,17 +37,17 @@ class Match(Strict):
     """How a signature is recognised. Any one condition is enough; forensics/knowledge/order.py says which
     of several signatures matching one line claims it."""
 
-    codes: list[str] = Field(default_factory=list)  # coded diagnostics: NCC_IXLV002, TEN404, F134
+    codes: list[str] = Field(default_factory=new_list)  # coded diagnostics: NCC_IXLV002, TEN404, F134
     # Regexes searched in each retained line, case-sensitive as written (a lower-case "unsupported instruction"
     # is other tools' wording): a pattern that must take either case says `(?i)`.
-    patterns: list[str] = Field(default_factory=list)
-    nrt_statuses: list[str] = Field(default_factory=list)  # NRT_EXEC_OOB, from err:/status=/Failure:
-    exit_codes: list[int] = Field(default_factory=list)  # `neuronx-cc failed with N`
+    patterns: list[str] = Field(default_factory=new_list)
+    nrt_statuses: list[str] = Field(default_factory=new_list)  # NRT_EXEC_OOB, from err:/status=/Failure:
+    exit_codes: list[int] = Field(default_factory=new_list)  # `neuronx-cc failed with N`
     # Only match when the message of the coded diagnostic also matches (codes shared by several causes).
     message: str | None = None
     # Masked message templates (forensics/knowledge/wording.py); built-ins get theirs derived from the sample
     # log into templates.toml by tools/derive_templates.py, so a pack may leave this empty.
-    templates: list[str] = Field(default_factory=list)
+    templates: list[str] = Field(default_factory=new_list)
     # False when the message's wording is shared verbatim with other failures (neuronx-cc prints neuron-cc's
     # ICE banner word for word; any Python TypeError reads like an NKI one): then only codes, statuses and
     # patterns recognise it, and tools/derive_templates.py derives no template for it.
@@ -56,7 +57,7 @@ class Match(Strict):
     claims_warnings: bool = True
     envelope: bool = False  # a wrapper of a root cause ([F134], exit 70): ranked after specific findings
     tier: Tier | None = None  # only where the tier derived from the conditions above is wrong
-    before: list[str] = Field(default_factory=list)  # ids this one claims ahead of, where specificity cannot say
+    before: list[str] = Field(default_factory=new_list)  # ids this one claims ahead of, where specificity cannot say
 
     _check = field_validator("patterns")(lambda cls, v: [_compiles(p) for p in v])
 
@@ -155,11 +156,11 @@ class Confirm(Strict):
 
     description: str
     expect: Verdict
-    unset_env: list[str] = Field(default_factory=list)
-    set_env: dict[str, str] = Field(default_factory=dict)
-    args_add: list[str] = Field(default_factory=list)
-    args_remove: list[str] = Field(default_factory=list)
-    knobs: dict[str, str] = Field(default_factory=dict)
+    unset_env: list[str] = Field(default_factory=new_list)
+    set_env: dict[str, str] = Field(default_factory=new_dict)
+    args_add: list[str] = Field(default_factory=new_list)
+    args_remove: list[str] = Field(default_factory=new_list)
+    knobs: dict[str, str] = Field(default_factory=new_dict)
 
 
 class HypothesisSpec(Strict):
@@ -168,7 +169,7 @@ class HypothesisSpec(Strict):
     prior: float = 0.5
     explanation: str | None = None
     check: str | None = None  # what to check when the evidence is not in the input
-    evidence: list[EvidenceRule] = Field(default_factory=list)
+    evidence: list[EvidenceRule] = Field(default_factory=new_list)
     confirm: Confirm | None = None
 
 
@@ -178,7 +179,7 @@ class WorkaroundSpec(Strict):
     code: str | None = None
     language: str | None = None
     # The hypotheses this workaround acts on (ids of the same file): "what to try" follows their ranking.
-    hypotheses: list[str] = Field(default_factory=list)
+    hypotheses: list[str] = Field(default_factory=new_list)
 
 
 def _known_hypotheses(workarounds: list[WorkaroundSpec], ids: set[str]) -> None:
@@ -208,7 +209,7 @@ class SignatureTest(Strict):
     message as a warning that did not fail, a sibling's code, the right words under a contradicting printed
     code). The input as a whole must yield no finding of this signature."""
 
-    fields: dict[str, str | int | float] = Field(default_factory=dict)
+    fields: dict[str, str | int | float] = Field(default_factory=new_dict)
     top_hypothesis: str | None = None
     near_miss: str | None = None
 
@@ -226,7 +227,7 @@ class Signature(Strict):
     id: str
     family: str | None = None  # the family it refines (knowledge/families/<id>.toml); every built-in names one
     code: str | None = None  # the upstream code as printed, when there is one
-    aliases: list[str] = Field(default_factory=list)  # other codes for the same failure (legacy TEN404)
+    aliases: list[str] = Field(default_factory=new_list)  # other codes for the same failure (legacy TEN404)
     title: str
     component: Component
     severity: Severity = "error"
@@ -234,11 +235,11 @@ class Signature(Strict):
     summary: str  # one line: what it is (ruff: "what it does")
     meaning: str  # why it happens (ruff: "why is this bad")
     match: Match
-    extract: list[Extract] = Field(default_factory=list)
-    fields: dict[str, FieldType] = Field(default_factory=dict)
-    hypotheses: list[HypothesisSpec] = Field(default_factory=list)
-    workarounds: list[WorkaroundSpec] = Field(default_factory=list)
-    references: list[ReferenceSpec] = Field(default_factory=list)
+    extract: list[Extract] = Field(default_factory=new_list)
+    fields: dict[str, FieldType] = Field(default_factory=new_dict)
+    hypotheses: list[HypothesisSpec] = Field(default_factory=new_list)
+    workarounds: list[WorkaroundSpec] = Field(default_factory=new_list)
+    references: list[ReferenceSpec] = Field(default_factory=new_list)
     fixed_in: FixedInSpec | None = None
     sample_log: str  # file name under sample_logs/
     record: RecordKind | None = None  # the typed record its fields build (forensics/fact_records.py)
@@ -304,19 +305,19 @@ class Detect(Strict):
       (`CONTEXT_CONFIDENCE`), and it cannot stand alone.
     """
 
-    code_components: list[str] = Field(default_factory=list)
-    code_classes: list[str] = Field(default_factory=list)
-    nrt_statuses: list[str] = Field(default_factory=list)
-    runtime_heads: list[str] = Field(default_factory=list)
-    compiler_heads: list[str] = Field(default_factory=list)
-    frame_paths: list[str] = Field(default_factory=list)
-    frame_code: list[str] = Field(default_factory=list)
-    exceptions: list[str] = Field(default_factory=list)
-    outcomes: list[Outcome] = Field(default_factory=list)
-    operations: list[Operation] = Field(default_factory=list)
-    structures: list[Structure] = Field(default_factory=list)
-    words: list[list[str]] = Field(default_factory=list)
-    context_words: list[list[str]] = Field(default_factory=list)
+    code_components: list[str] = Field(default_factory=new_list)
+    code_classes: list[str] = Field(default_factory=new_list)
+    nrt_statuses: list[str] = Field(default_factory=new_list)
+    runtime_heads: list[str] = Field(default_factory=new_list)
+    compiler_heads: list[str] = Field(default_factory=new_list)
+    frame_paths: list[str] = Field(default_factory=new_list)
+    frame_code: list[str] = Field(default_factory=new_list)
+    exceptions: list[str] = Field(default_factory=new_list)
+    outcomes: list[Outcome] = Field(default_factory=new_list)
+    operations: list[Operation] = Field(default_factory=new_list)
+    structures: list[Structure] = Field(default_factory=new_list)
+    words: list[list[str]] = Field(default_factory=new_list)
+    context_words: list[list[str]] = Field(default_factory=new_list)
 
     @field_validator("runtime_heads", "compiler_heads", "frame_paths", "frame_code", "exceptions")
     @classmethod
@@ -345,7 +346,7 @@ class Detect(Strict):
 
 class FamilyTest(Strict):
     top_hypothesis: str | None = None
-    fields: dict[str, str | int | float] = Field(default_factory=dict)
+    fields: dict[str, str | int | float] = Field(default_factory=new_dict)
 
 
 class Family(Strict):
@@ -361,20 +362,20 @@ class Family(Strict):
     envelope: bool = False  # it wraps a root cause reported elsewhere (a wrapper's "compilation failed")
     # Broader families this one narrows (a tensorizer error is also an internal compiler error): when both
     # hold on one input, this one is the finding, however their selectors' confidences compare.
-    refines: list[str] = Field(default_factory=list)
+    refines: list[str] = Field(default_factory=new_list)
     # Families whose failures this one brings about (a host limit or a killed rank makes the others' collectives
     # time out): when a finding of this family and one of those are both found, this one is the cause and goes
     # first, wherever each was printed (ranks print out of order).
-    causes: list[str] = Field(default_factory=list)
+    causes: list[str] = Field(default_factory=new_list)
     claims_warnings: bool = True  # False: lines printed below error level (WARN, INFO) are not this failure
     # True: recognised by where a failure was raised (a model library's frames), not by what failed; any
     # other finding of tier exact or family says more, and this family then gives way to it.
     fallback: bool = False
     record: RecordKind | None = None  # the typed record its findings carry (forensics/fact_records.py)
-    detect: list[Detect] = Field(default_factory=list)
-    hypotheses: list[HypothesisSpec] = Field(default_factory=list)
-    workarounds: list[WorkaroundSpec] = Field(default_factory=list)
-    references: list[ReferenceSpec] = Field(default_factory=list)
+    detect: list[Detect] = Field(default_factory=new_list)
+    hypotheses: list[HypothesisSpec] = Field(default_factory=new_list)
+    workarounds: list[WorkaroundSpec] = Field(default_factory=new_list)
+    references: list[ReferenceSpec] = Field(default_factory=new_list)
     sample_log: str  # file name under sample_logs/: must yield this family (with its specific signatures removed)
     near_miss: str  # file name under sample_logs/: a neighbouring failure that must not yield this family
     test: FamilyTest = Field(default_factory=FamilyTest)
