@@ -90,9 +90,12 @@ class _Facts:
         self.failure_lines = [(line.line, unwrap(line.text.strip()).line) for line in retained
                               if line.line not in source and (line.line in error_level or reads_as_failure(line.text))]
         self.text_of = {line.line: line.text for line in retained}
+        # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
+        self.failure_blob = "\n".join(text for _, text in self.failure_lines).lower()
         # What the run involved, for context_words: every kept line, frame path and installed package.
         self.context = "\n".join([line.text for line in retained] + [f.file for f in self.frames]
                                  + list(log.environment.packages))
+        self.context_blob = self.context.lower()
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
@@ -203,6 +206,8 @@ class _Facts:
         return None
 
     def words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        if not _present(rule.words, self.failure_blob):
+            return None
         groups = [_words(tuple(group)) for group in rule.words]
         for number, text in self.failure_lines:
             if all(group.search(text) for group in groups):
@@ -210,8 +215,15 @@ class _Facts:
         return None
 
     def context_words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
-        held = all(_whole_words(tuple(group)).search(self.context) for group in rule.context_words)
+        held = _present(rule.context_words, self.context_blob) and all(
+            _whole_words(tuple(group)).search(self.context) for group in rule.context_words)
         return ([], {}) if held else None
+
+
+def _present(groups: list[list[str]], blob: str) -> bool:
+    """Every group has a word somewhere in the text, as a substring: necessary for a match, and a plain
+    substring test spares compiling the patterns of groups that cannot match (a cold run compiles each once)."""
+    return all(any(word in blob for word in group) for group in groups)
 
 
 @cache
