@@ -17,7 +17,7 @@ from forensics import __version__
 from forensics.cli_experiments import experiments
 from forensics.cli_hlo import hlo_app
 from forensics.errors import InputError
-from forensics.render.style import choose_color, wants_color
+from forensics.render.style import choose_color, choose_detail, wants_color
 from forensics.triage.command import triage
 
 app = typer.Typer(
@@ -56,6 +56,16 @@ def _root(
 
 
 _KB = typer.Option([], "--kb", help="Extra signature pack: a folder of TOML files (repeatable).")
+_VERBOSE = typer.Option(False, "--verbose", "-v", help="Text: everything known about each finding (meaning, fields, "
+                        "every hypothesis and workaround, references).")
+_BRIEF = typer.Option(False, "--brief", help="Text: one line per finding (path:line: CODE title -> top hypothesis) "
+                      "and a totals line.")
+
+
+def _detail(verbose: bool, brief: bool) -> None:
+    if verbose and brief:
+        raise InputError("--verbose and --brief contradict each other: give one")
+    choose_detail("verbose" if verbose else "brief" if brief else "default")
 
 
 @app.command()
@@ -81,12 +91,15 @@ def explain(
         False, "--no-redact", help="Print log text as it is: keys, hosts and user names are masked by default."),
     jobs: Optional[int] = typer.Option(
         None, "--jobs", "-j", min=1, help="Files analysed at once, each in its own process (default: the number of cores)."),
+    verbose: bool = _VERBOSE,
+    brief: bool = _BRIEF,
 ) -> None:
     """Explain what failed in a neuronx-cc / Neuron Runtime / torch-neuronx / NKI log."""
     from forensics.batch import analyses, default_jobs
     from forensics.ci import exit_status, parse_formats, stream_outputs
     from forensics.pipeline import load_artifacts
 
+    _detail(verbose, brief)
     requests = parse_formats(format)
     artifacts = load_artifacts(neff, source, device, hlo)
     skipped: list[str] = []
@@ -107,10 +120,13 @@ def run(
     log: Optional[str] = typer.Option(None, "--log", help="Also save the command's output here; locations point at it."),
     no_redact: bool = typer.Option(
         False, "--no-redact", help="Explain without masking keys, hosts and user names (the passthrough is never changed)."),
+    verbose: bool = _VERBOSE,
+    brief: bool = _BRIEF,
 ) -> None:
     """Run a command, pass its output through unchanged, explain it if it fails; exit with its status."""
     from forensics.runcmd import run_and_explain
 
+    _detail(verbose, brief)
     raise typer.Exit(run_and_explain(command, format, log, sys.stdout.buffer, sys.stderr.buffer, sys.stderr,
                                      redact=not no_redact))  # fmt: skip
 

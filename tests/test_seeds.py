@@ -67,7 +67,7 @@ def test_inla001_ranking_follows_the_evidence(tmp_path):
 
 
 def test_terminal_explanation_shows_every_section():
-    result = run_cli("explain", "sample_logs/seed003_ncc_inla001_xla_use_bf16.log")
+    result = run_cli("explain", "--verbose", "sample_logs/seed003_ncc_inla001_xla_use_bf16.log")
     assert result.returncode == 1
     out = result.stdout.decode()
     for section in ("What failed", "Where", "Extracted fields", "What it means", "Why it may happen",

@@ -1,4 +1,4 @@
-"""How terminal output looks where it goes: colour and width, decided in one place.
+"""How terminal output looks where it goes: colour, width and how much it says, decided in one place.
 
 Colour follows `--color` (auto, always, never). On auto, NO_COLOR (no-color.org) turns it off and FORCE_COLOR
 or CLICOLOR_FORCE turn it on (GitHub Actions and most CI log viewers show ANSI colour but are not
@@ -16,6 +16,21 @@ from typing import TextIO
 FIXED_WIDTH = 110
 COLOR_CHOICES = ("auto", "always", "never")
 _color_choice = "auto"
+DETAILS = ("brief", "default", "verbose")
+_detail = "default"
+
+
+def choose_detail(level: str) -> None:
+    """How much the terminal explanation says, for every text output this process writes: `brief` (one line
+    per finding), `default` (one screen per finding) or `verbose` (everything known)."""
+    global _detail
+    if level not in DETAILS:
+        raise ValueError(f"detail is one of {', '.join(DETAILS)}, not {level!r}")
+    _detail = level
+
+
+def detail() -> str:
+    return _detail
 
 
 def choose_color(choice: str) -> None:

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from pathlib import PurePath
 
-from rich.console import Console, Group
-from rich.markup import escape
-from rich.panel import Panel
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
 from forensics.records import Analysis, ArtifactRead, Finding
+from forensics.render.concise import Line, Totals, brief_line, evidence_lines, finding_lines, hang
 from forensics.render.groups import GroupTally
 from forensics.render.markdown import fixed_in_text
-from forensics.render.style import FIXED_WIDTH
+from forensics.render.style import FIXED_WIDTH, detail
 
 def capture_console(buffer: io.StringIO, color: bool, width: int = FIXED_WIDTH) -> Console:
     """A console printing into `buffer` at `width` (render/style.py decides it: the terminal's, or a fixed
@@ -58,26 +58,20 @@ def recognition(finding: Finding) -> str:
 
 
 def _hypotheses(finding: Finding) -> Group:
-    parts = []
+    parts: list[RenderableType] = []
     if finding.hypotheses_undetermined:
         parts.append(Text("Undetermined: nothing in the input favours one of these over another; "
                           "the checks below tell them apart.", style="yellow"))
     for rank, hypothesis in enumerate(finding.hypotheses, start=1):
         label = "-" if finding.hypotheses_undetermined else f"{rank}."
-        parts.append(Text.assemble((f"{label} ", "bold"), (hypothesis.title, "bold"),
-                                   (f"  (prior + evidence {hypothesis.score:.2f})", "dim")))
+        parts.append(hang(0, Text.assemble((f"{label} ", "bold"), (hypothesis.title, "bold"),
+                                           (f"  (prior + evidence {hypothesis.score:.2f})", "dim"))))
         if hypothesis.explanation:
-            parts.append(Text("   " + hypothesis.explanation.strip(), style="default"))
-        for evidence in hypothesis.evidence:
-            if evidence.artifact:  # a fact of a file (an HLO module): what it shows, in its own words
-                seen = f"  [{PurePath(evidence.artifact).name}: {evidence.text.strip()[:160]}]"
-            else:
-                seen = f"  [{f'line {evidence.line}: ' if evidence.line else ''}{evidence.text.strip()[:90]}]"
-            parts.append(Text.assemble(("   + ", "green"), (evidence.note or "", ""), (seen, "dim")))
+            parts.append(hang(3, Text(hypothesis.explanation.strip(), style="default")))
+        parts.extend(evidence_lines(hypothesis.evidence, 3))  # a note several lines support: said once
         if hypothesis.check:
-            parts.append(Text.assemble(("   ? check: ", "yellow"), hypothesis.check))
+            parts.append(hang(3, Text.assemble(("? check: ", "yellow"), hypothesis.check)))
     return Group(*parts)
-
 
 def _artifact_line(artifact: ArtifactRead) -> Text:
     """`HLO read: PATH (named on line 3): 10 instructions`, or why a module the log names was not read."""
@@ -87,47 +81,61 @@ def _artifact_line(artifact: ArtifactRead) -> Text:
                 style="dim" if artifact.read else "yellow")
 
 
-def _workarounds(finding: Finding) -> Group:
+def _workarounds(finding: Finding) -> list[Line]:
     parts = []
     for workaround in finding.workarounds:
-        parts.append(Text("• " + workaround.title, style="bold"))
+        parts.append(Line(hang(2, Text("• " + workaround.title, style="bold"))))
         if workaround.description:
-            parts.append(Text("  " + workaround.description.strip()))
-        if workaround.code:
-            # Plain, indented code: copy-pasteable, and no pygments lexer to build on every run.
-            code = "\n".join("    " + line for line in workaround.code.strip("\n").splitlines())
-            parts.append(Text(code, style="cyan"))
-    return Group(*parts)
+            parts.append(Line(hang(4, Text(workaround.description.strip()))))
+        # Plain, indented code, each line whole (the terminal folds a long one; a copy keeps it one line),
+        # and no pygments lexer to build on every run.
+        parts += [Line(Text("      " + line, style="cyan"), whole=True)
+                  for line in (workaround.code or "").strip("\n").splitlines()]
+    return parts
 
 
-def _similar(finding: Finding) -> Group:
+def _similar(finding: Finding) -> list[Line]:
     parts = []
     for report in finding.similar_reports:
         state = report.state or "state unknown"
         fixed = f" · fixed in {report.fixed_in}" if report.fixed_in else ""
-        parts.append(Text.assemble((f"• {report.repo}#{report.number}", "bold"), f" ({state}{fixed}) {report.title}",
-                                   (f"  closeness {report.closeness:.2f}", "dim")))
+        parts.append(Line(Text.assemble((f"• {report.repo}#{report.number}", "bold"),
+                                        f" ({state}{fixed}) {report.title}",
+                                        (f"  closeness {report.closeness:.2f}", "dim"))))
         if report.answer:
-            parts.append(Text("  answered: " + report.answer))
-        parts.append(Text("  " + report.url, style="dim"))
-    return Group(*parts)
+            parts.append(Line(Text("  answered: " + report.answer)))
+        parts.append(Line(_url("    ", report.url, "dim"), whole=True))
+    return parts
 
 
-def _finding_panel(finding: Finding, source: str) -> Panel:
-    sections: list = []
+def _url(prefix: str, url: str, style: str = "") -> Text:
+    """A URL on a line of its own, never cut, a terminal hyperlink where the terminal shows colour."""
+    return Text.assemble(prefix, (url, f"{style} link {url}".strip()))
 
-    def section(title: str, body) -> None:
-        sections.append(Text(title, style="bold underline"))
-        sections.append(body)
-        sections.append(Text(""))
 
+def _verbose_lines(finding: Finding, source: str) -> list[Line]:
+    """Everything known about one finding (`--verbose`): sections under a header, URLs whole."""
+    lines: list[Line] = []
+
+    def section(title: str, *body: RenderableType | Line) -> None:
+        lines.append(Line(Text(title, style="bold underline")))
+        lines.extend(item if isinstance(item, Line) else Line(Padding(item, (0, 0, 0, 2))) for item in body)
+        lines.append(Line(Text("")))
+
+    code = f"[{finding.code}] " if finding.code else ""
+    kind = "generic" if finding.generic else finding.signature
+    colour = "red" if finding.severity == "error" else "yellow"
+    lines.append(Line(Rule(style=colour)))
+    lines.append(Line(Text.assemble((code, f"bold {colour}"), (finding.title, "bold"))))
+    lines.append(Line(Text(f"{finding.component} · {kind} · fingerprint {finding.fingerprint}", style="dim")))
+    lines.append(Line(Text("")))
     section("What failed", Text(finding.summary))
     section("Recognised as", Text(recognition(finding) + (f" · family {finding.family}" if finding.family
                                                            and finding.family != finding.signature else "")))
-    section(f"Where ({source})", _where(finding))
+    section("Where", Line(Text("  " + source), whole=True), _where(finding))
     if finding.wrapped_by:
-        section("Reported again by", Group(*(Text(f"line {e.line}: {e.text}" if e.line else e.text)
-                                              for e in finding.wrapped_by)))
+        section("Reported again by", *(Text(f"line {e.line}: {e.text}" if e.line else e.text)
+                                       for e in finding.wrapped_by))
     if finding.fields:
         section("Extracted fields", _fields(finding))
     if finding.meaning:
@@ -138,42 +146,49 @@ def _finding_panel(finding: Finding, source: str) -> Panel:
     if finding.hypotheses:
         section("Why it may happen (ranked)", _hypotheses(finding))
     if finding.workarounds:
-        section("What to try", _workarounds(finding))
+        section("What to try", *_workarounds(finding))
     if finding.references:
-        section("References", Group(*(Text(f"• {r.title}: {r.url}") for r in finding.references)))
+        section("References", *(item for r in finding.references
+                                for item in (Line(Padding(Text(f"• {r.title}:"), (0, 0, 0, 2))),
+                                             Line(_url("    ", r.url), whole=True))))
     if finding.similar_reports:
-        section("Similar public reports", _similar(finding))
-    code = f"[{finding.code}] " if finding.code else ""
-    kind = "generic" if finding.generic else finding.signature
-    return Panel(Group(*sections[:-1]), title=f"[bold red]{escape(code)}[/]{escape(finding.title)}",
-                 subtitle=f"{finding.component} · {escape(kind)} · fingerprint {finding.fingerprint}",
-                 title_align="left", subtitle_align="right", border_style="red" if finding.severity == "error" else "yellow")
+        section("Similar public reports", *(Line(Padding(line.renderable, (0, 0, 0, 2))) if not line.whole else line
+                                            for line in _similar(finding)))
+    return lines[:-1]
 
-
-def render_text(analyses: Sequence[Analysis], *, color: bool, width: int = FIXED_WIDTH) -> str:
-    writer = TextWriter(color, width)
+def render_text(analyses: Sequence[Analysis], *, color: bool, width: int = FIXED_WIDTH, level: str | None = None) -> str:
+    writer = TextWriter(color, width, level)
     return "".join(writer.add(analysis) for analysis in analyses) + writer.close()
 
 
 class TextWriter:
     """The terminal explanation, written input by input as the analyses arrive: a failure already explained
-    for an earlier input is one line, not the same panel twice; after several inputs, a table of the
-    failures grouped across them. Holds one finding per distinct failure, not the inputs."""
+    for an earlier input is one line, not the same explanation twice; after several inputs, a table of the
+    failures grouped across them and a totals line. `level` (default: `style.detail()`) is `brief` (one line
+    per finding), `default` (one screen per finding) or `verbose` (everything). Holds one finding per
+    distinct failure, not the inputs."""
 
-    def __init__(self, color: bool, width: int = FIXED_WIDTH) -> None:
+    def __init__(self, color: bool, width: int = FIXED_WIDTH, level: str | None = None) -> None:
         self.buffer = io.StringIO()
         self.console = capture_console(self.buffer, color, width)
-        self.explained: dict[str, str] = {}  # fingerprint -> the input whose panel explained it
+        self.level = level or detail()
+        self.explained: dict[str, str] = {}  # fingerprint -> the input whose explanation it was
         self.tally = GroupTally(keep_findings=False)
+        self.totals = Totals()
 
     def add(self, analysis: Analysis) -> str:
         from forensics.render.safe import terminal_safe
 
         (analysis,) = terminal_safe([analysis])  # the log's own escape sequences never reach the terminal; ours do
         self.tally.add(analysis)
+        self.totals.add(analysis)
+        if self.level == "brief":
+            for finding in analysis.findings:
+                self.console.print(brief_line(finding, analysis.source), soft_wrap=True, markup=False)
+            return self._take()
         console = self.console
         if not analysis.findings:
-            console.print(f"{analysis.source}: no known Neuron failure recognised in {analysis.total_lines} lines.")
+            console.print(Text(f"{analysis.source}: no known Neuron failure recognised in {analysis.total_lines} lines."))
             return self._take()
         count = len(analysis.findings)
         console.print(Text(f"{analysis.source}: {count} failure{'s' if count != 1 else ''} diagnosed", style="bold"))
@@ -182,16 +197,23 @@ class TextWriter:
                 console.print(_artifact_line(artifact), soft_wrap=True)  # a path stays whole, to copy
         for finding in analysis.findings:
             if finding.fingerprint in self.explained:  # the same failure again: one line, not the same panel twice
-                line = finding.evidence[0].line if finding.evidence else "?"
-                console.print(f"  same failure as in {self.explained[finding.fingerprint]}: {finding.title} (line {line})")
+                at = finding.evidence[0].line if finding.evidence else "?"
+                console.print(Text(f"  same failure as in {self.explained[finding.fingerprint]}: {finding.title} (line {at})"))
                 continue
             self.explained[finding.fingerprint] = analysis.source
-            console.print(_finding_panel(finding, analysis.source))
+            lines = _verbose_lines(finding, analysis.source) if self.level == "verbose" else \
+                finding_lines(finding, analysis.source)
+            console.print()
+            for line in lines:
+                console.print(line.renderable, soft_wrap=line.whole)
+        console.print()
         return self._take()
 
     def close(self) -> str:
-        if self.tally.inputs > 1 and self.explained:
+        if self.level != "brief" and self.tally.inputs > 1 and self.explained:
             self.console.print(_groups_table(self.tally))
+        if self.level == "brief" or self.tally.inputs > 1:
+            self.console.print(Text(self.totals.line(), style="bold"))
         return self._take()
 
     def _take(self) -> str:
@@ -199,7 +221,6 @@ class TextWriter:
         self.buffer.seek(0)
         self.buffer.truncate()
         return text
-
 
 def _groups_table(tally: GroupTally) -> Table:
     """Identical failures across the inputs, grouped by fingerprint, most severe and most frequent first."""
