@@ -141,14 +141,19 @@ def analyses(specs: Sequence[str], pattern: str = "*", kb_dirs: Sequence[Path | 
                 check_readable(spec)
     _configure(tuple(str(d) for d in kb_dirs), artifacts, redact)
     renumbering = _Renumbering()
+    read, reasons = 0, []
     for status, value, local in _results(items, jobs):
         if status == "error":
             raise InputError(value)
         if status == "skipped":
+            reasons.append(value)
             if skipped is not None:
                 skipped.append(value)
             continue
+        read += 1
         yield Analysis.model_validate(renumbering.apply(value, local)) if redact else value
+    if not read and reasons:  # a folder of nothing readable is a folder of nothing, like an empty one
+        raise InputError(f"no file could be read: {len(reasons)} skipped (the first: {reasons[0]})")
 
 
 def _results(items: list[tuple[str, bool]], jobs: int) -> Iterator[tuple[str, Any, dict[str, str]]]:

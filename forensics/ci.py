@@ -41,6 +41,14 @@ def parse_formats(specs: list[str]) -> list[FormatRequest]:
     return requests
 
 
+def one_per_stream(requests: list[FormatRequest], stream: str) -> None:
+    """Two formats interleaved on one stream can be read as neither: give all but one a file."""
+    unnamed = [request.name for request in requests if not request.file]
+    if len(unnamed) > 1:
+        raise InputError(f"--format {' and --format '.join(unnamed)} would both write to {stream}: "
+                         f"give all but one a file (NAME=FILE)")
+
+
 def render_to(analyses: list[Analysis], request: FormatRequest, env: Mapping[str, str], color: bool = False) -> str:
     """The text of one format; `github` also appends its job summary to $GITHUB_STEP_SUMMARY when set."""
     text = render(analyses, request.name, color=color)

@@ -96,11 +96,15 @@ def explain(
 ) -> None:
     """Explain what failed in a neuronx-cc / Neuron Runtime / torch-neuronx / NKI log."""
     from forensics.batch import analyses, default_jobs
-    from forensics.ci import exit_status, parse_formats, stream_outputs
+    from forensics.ci import exit_status, one_per_stream, parse_formats, stream_outputs
     from forensics.pipeline import load_artifacts
 
     _detail(verbose, brief)
     requests = parse_formats(format)
+    one_per_stream(requests, "stdout")
+    if "-" in inputs and sys.stdin.isatty():
+        sys.stderr.write("nforensics: reading a log from the terminal: paste it and press Ctrl-D "
+                         "(or pipe one in: CMD 2>&1 | nforensics explain -)\n")
     artifacts = load_artifacts(neff, source, device, hlo)
     skipped: list[str] = []
     results = analyses(inputs, glob, kb, artifacts, jobs=jobs or default_jobs(), redact=not no_redact, skipped=skipped)
@@ -336,7 +340,7 @@ def main() -> None:
         code = _only(sys.argv[1] if len(sys.argv) > 1 else None)(standalone_mode=False)
     except InputError as exc:
         sys.stderr.write(f"nforensics: {exc}\n")
-        sys.exit(EXIT_USAGE)
+        sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):

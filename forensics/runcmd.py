@@ -126,10 +126,10 @@ def run_command(argv: list[str], out: BinaryIO, err: BinaryIO, log: BinaryIO | N
         raise InputError("nothing to run: give the command after `--`, e.g. nforensics run -- make")
     try:
         child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except FileNotFoundError:
-        raise InputError(f"command not found: {argv[0]}") from None
+    except FileNotFoundError:  # a shell's codes: 127 not found, 126 found but not runnable
+        raise InputError(f"command not found: {argv[0]}", exit_code=127) from None
     except PermissionError:
-        raise InputError(f"command is not executable: {argv[0]}") from None
+        raise InputError(f"command is not executable: {argv[0]}", exit_code=126) from None
 
     def forward(signum: int, _frame: object) -> None:
         if signum == signal.SIGINT and _interactive_foreground():
@@ -212,9 +212,10 @@ def run_and_explain(
     formats going to files are written (empty), so a CI step that uploads the SARIF or JUnit file finds
     it either way.
     """
-    from forensics.ci import FormatRequest, open_output, parse_formats, write_outputs
+    from forensics.ci import FormatRequest, one_per_stream, open_output, parse_formats, write_outputs
 
     requests = parse_formats(formats)  # usage errors before the command runs
+    one_per_stream(requests, "stderr")
     if all(request.file for request in requests):  # the job log always gets the explanation
         requests.insert(0, FormatRequest("text"))
     log = cast(BinaryIO, open_output(log_path, "wb")) if log_path else None

@@ -74,11 +74,16 @@ def test_options_after_the_command_belong_to_the_command():
     assert result.returncode == 0 and result.stdout == b"--format -x\n"
 
 
-def test_missing_command_is_one_line_and_exit_2():
+def test_missing_command_is_one_line_and_exit_127_as_in_a_shell(tmp_path):
     result = run_cli("run", "--", "no-such-command-for-nforensics")
-    assert result.returncode == 2
+    assert result.returncode == 127
     assert result.stderr == b"nforensics: command not found: no-such-command-for-nforensics\n"
-    assert run_cli("run").returncode == 2
+    script = tmp_path / "not-executable.sh"
+    script.write_text("echo hi\n")
+    script.chmod(0o644)
+    refused = run_cli("run", "--", script)
+    assert refused.returncode == 126 and b"not executable" in refused.stderr
+    assert run_cli("run").returncode == 2  # no command at all is a usage error
 
 
 def test_success_still_writes_the_requested_files(tmp_path):
