@@ -130,6 +130,8 @@ def run(
     """Run a command, pass its output through unchanged, explain it if it fails; exit with its status."""
     from forensics.runcmd import run_and_explain
 
+    if command[0].startswith("-"):  # an option of ours misspelt (`--logg`), not a command: no command starts with -
+        raise InputError(f"No such option: {command[0]} (the command to run goes after `--`)")
     _detail(verbose, brief)
     raise typer.Exit(run_and_explain(command, format, log, sys.stdout.buffer, sys.stderr.buffer, sys.stderr,
                                      redact=not no_redact))  # fmt: skip

@@ -72,3 +72,11 @@ def test_a_terminal_on_stdin_gets_a_one_line_hint_and_is_still_read():
 def test_a_pipe_on_stdin_gets_no_hint():
     result = run_cli("explain", "-", input=SEED000.read_bytes())
     assert result.returncode == 1 and result.stderr == b""
+
+
+def test_a_misspelt_option_of_run_is_no_such_option_not_a_missing_command(tmp_path):
+    ran = tmp_path / "ran"
+    result = run_cli("run", "--logg", "x", "--", "touch", ran)
+    assert result.returncode == 2 and result.stderr.startswith(b"nforensics: No such option: --logg")
+    assert not ran.exists()
+    assert run_cli("run", "--", "sh", "-c", "exit 3").returncode == 3  # after `--`, everything is the command's
