@@ -101,3 +101,17 @@ def test_codes_unknown_key_is_an_input_error():
     result = run_cli_text("codes", "NCC_ZZZ999")
     assert result.returncode == 2
     assert result.stderr.startswith("nforensics: no signature has the code or id 'NCC_ZZZ999'")
+
+
+def test_no_internal_word_reaches_the_text_users_read():
+    """'seed' is this project's name for a development report; users see the public issue it came from."""
+    import re
+
+    from forensics.knowledge import builtin_kb
+
+    internal = re.compile(r"\bseeds? (?:report|log|thread|\d)|\bthe seed\b", re.I)
+    for signature in builtin_kb().signatures:
+        texts = [signature.title, signature.summary, signature.meaning]
+        texts += [t for h in signature.hypotheses for t in (h.title, h.explanation, h.check or "")]
+        texts += [t for w in signature.workarounds for t in (w.title, w.description or "")]
+        assert not any(internal.search(t or "") for t in texts), signature.id
