@@ -10,6 +10,7 @@ a code's component letters say more than a word that happens to co-occur with an
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from copy import copy
 from dataclasses import dataclass, field
 from functools import cache
@@ -32,6 +33,7 @@ SELECTOR_CONFIDENCE = {
 WILDCARD_CODE_CONFIDENCE = 0.62
 CAMEL_MIN = 10  # letters a word needs to be found inside a CamelCase name (a class name, not "compil" or "timeout")
 _CLASS_SUFFIXES = frozenset({"error", "exception", "warning", "failure", "interrupt"})
+_UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
@@ -94,8 +96,7 @@ class _Facts:
         self.failure_blob = "\n".join(text for _, text in self.failure_lines).lower()
         # What the run involved, for context_words: every kept line, frame path and installed package.
         self.context = "\n".join([line.text for line in retained] + [f.file for f in self.frames]
-                                 + list(log.environment.packages))
-        self.context_blob = self.context.lower()
+                                 + list(log.environment.packages)).lower()
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
@@ -215,7 +216,7 @@ class _Facts:
         return None
 
     def context_words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
-        held = _present(rule.context_words, self.context_blob) and all(
+        held = _present(rule.context_words, self.context) and all(
             _whole_words(tuple(group)).search(self.context) for group in rule.context_words)
         return ([], {}) if held else None
 
@@ -233,20 +234,21 @@ def _words(group: tuple[str, ...]) -> re.Pattern[str]:
     a lower-case letter ("neuronconfig" in LlamaNeuronConfig), except the suffixes of exception class names
     (the "Error" of AssertionError is no word of the message). One alternation a group: a log with thousands
     of error lines is read once a group, not once a word."""
-    ordered = sorted(group, key=len, reverse=True)
-    inner = [w for w in ordered if len(w) >= CAMEL_MIN and w not in _CLASS_SUFFIXES]
-    pattern = r"(?<![A-Za-z0-9])(?i:" + "|".join(map(re.escape, ordered)) + ")"
-    if inner:
-        pattern += r"|(?<=[a-z])(?=[A-Z])(?i:" + "|".join(map(re.escape, inner)) + ")"
-    return re.compile(pattern)
+    inner = [w for w in group if len(w) >= CAMEL_MIN and w not in _CLASS_SUFFIXES]
+    pattern = r"(?<![A-Za-z0-9])" + _any_of(group)
+    return re.compile(pattern + (r"|(?<=[a-z])(?=[A-Z])" + _any_of(inner) if inner else ""))
 
 
 @cache
 def _whole_words(group: tuple[str, ...]) -> re.Pattern[str]:
     """Any word of a group as a whole word, in any case: "neuron" in aws-neuron, Neuron Runtime or
     aws.amazon.com/neuron, not in "neurons" or "neuronal" (which any ML log may say)."""
-    alternation = "|".join(map(re.escape, sorted(group, key=len, reverse=True)))
-    return re.compile(r"(?<![A-Za-z0-9])(?i:" + alternation + r")(?![A-Za-z])")
+    return re.compile(r"(?<![A-Za-z0-9])" + _any_of(group) + r"(?![A-Za-z])")
+
+
+def _any_of(words: Sequence[str]) -> str:
+    """One case-insensitive alternation, longest words first (so "neuronx" is tried before "neuron")."""
+    return "(?i:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
 
 
 _SELECTORS = (
@@ -272,7 +274,7 @@ def _rule_hit(facts: _Facts, rule: Detect) -> tuple[list[int], dict[str, object]
         confidence = max(confidence, SELECTOR_CONFIDENCE[name])
     if rule.context_words:
         confidence = min(confidence, CONTEXT_CONFIDENCE)
-    if rule.outcomes == ["hang"] or rule.outcomes == ["interrupted"]:
+    if rule.outcomes and set(rule.outcomes) <= _UNFINISHED:
         confidence = HANG_CONFIDENCE  # (or the paste was cut, or someone was impatient)
     elif "*" in rule.code_components:  # any component: a family that names the component says more
         confidence = min(confidence, WILDCARD_CODE_CONFIDENCE)

@@ -67,12 +67,17 @@ ENVIRONMENT_STARTS = (
 )
 
 
-_RECORD_LEVELS = ("ERROR ", "WARN", "INFO ", "DEBUG ", "TRACE ", "FATAL ")
+@cache
+def _untimed_runtime_head() -> re.Pattern[str]:
+    """`ERROR  TDRV:` from runtime.lark's own LEVEL and RUNTIME_MODULE terminals (like daemon_head)."""
+    runtime = parser("runtime")
+    level, module = (runtime.get_terminal(name).pattern.value for name in ("LEVEL", "RUNTIME_MODULE"))
+    return re.compile(rf"(?:{level})[ \t]+(?:{module}):")
 
 
 def maybe_untimed_runtime(body: str) -> bool:
     """An NRT record copied without its timestamp and pid:tid: `ERROR  TDRV:tdrv_init ...`."""
-    return body.startswith(_RECORD_LEVELS) and ":" in body[:40]
+    return body[:1].isupper() and _untimed_runtime_head().match(body) is not None
 
 
 def maybe_untimed_framework(body: str) -> bool:

@@ -12,6 +12,7 @@ numbered by its first physical line.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
@@ -59,16 +60,8 @@ def wrap_width(lines: list[str]) -> int | None:
 def margin(lines: list[str]) -> str:
     """The indentation every non-blank line shares ("" when one starts at the first column): a paste set
     in a Markdown code block by four spaces, or quoted with a tab, whose own indentation comes after it."""
-    shared: str | None = None
-    for line in lines:
-        if not line.strip():
-            continue
-        lead = line[: len(line) - len(line.lstrip(" \t"))]
-        shared = lead if shared is None else next(
-            (shared[:i] for i, (a, b) in enumerate(zip(shared, lead, strict=False)) if a != b), shared[: len(lead)])
-        if not shared:
-            return ""
-    return shared or ""
+    leads = [line[: len(line) - len(line.lstrip(" \t"))] for line in lines if line.strip()]
+    return os.path.commonprefix(leads) if leads else ""
 
 
 def rejoined(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
