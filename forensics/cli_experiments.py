@@ -34,7 +34,8 @@ _COMPILE_ONLY = typer.Option(False, "--compile-only", help="Runs need no device 
                              "capped by free host memory / --mem-per-run.")
 _MEM_PER_RUN = typer.Option(None, "--mem-per-run", help="Host memory one compile-only run may take (default 8G).")
 _BACKEND = typer.Option(None, "--backend", help="local (a pool on this host, default) or ray.")
-_ADDRESS = typer.Option(None, "--address", help="Ray cluster: auto or ray://HOST:PORT (default: start a local one).")
+_ADDRESS = typer.Option(None, "--address", help="Ray cluster: HOST:PORT, ray://HOST:PORT or auto (default: "
+                        "$RAY_ADDRESS, else a `ray start` cluster of this host, else a new local one).")
 
 
 def _experiment(strategy: str, options: dict) -> None:

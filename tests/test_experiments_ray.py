@@ -2,42 +2,68 @@
 the cluster's NeuronCores and each gets its own, verdicts equal the local pool's, and a driver killed with
 SIGKILL loses and repeats nothing on `--resume`. Skipped when Ray is not installed (`nforensics[ray]`).
 
+The cluster lives in its own process (tests/ray_cluster.py) and every driver is a fresh `nforensics`
+process, as on a user's machine: Ray never runs inside pytest, so nothing of it can hang or outlive a test.
+
 Runs are played by tests/fakes/neuron_double.py (`device`: locks the cores of NEURON_RT_VISIBLE_CORES, fails
 like the runtime when one is taken, records each run's cores and times in a shared file). A TEST DOUBLE.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import logging
 import os
+import select
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from conftest import ENV, NFORENSICS, assert_clean_error, cli
+from conftest import ENV, NFORENSICS, assert_clean_error, cli, run_cli_text
 from fakes import DOUBLE_CMD
+from forensics.procs import kill_tree
 from test_experiments_slots import NEURON_LS_DIR, device_runs, most_at_once
 
-ray = pytest.importorskip("ray")
+if importlib.util.find_spec("ray") is None:
+    pytest.skip("Ray is not installed (pip install 'nforensics[ray]')", allow_module_level=True)
 
 CORES = 4
+# A loopback test cluster needs no token; Ray's usage report would only try to reach the network.
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+DRIVER_ENV = {**ENV, **RAY_ENV}
+HOST = Path(__file__).resolve().with_name("ray_cluster.py")
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    """One local Ray cluster for the module (starting one costs ~2 s): its GCS address."""
-    ray.init(num_cpus=2, resources={"neuron_cores": CORES}, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.ERROR)
+def cluster(tmp_path_factory):
+    """One local Ray cluster for the module (starting one costs ~2 s), in its own process: its GCS address."""
+    log = tmp_path_factory.mktemp("ray") / "cluster.err"
+    with open(log, "w") as err:
+        host = subprocess.Popen([sys.executable, str(HOST), "2", str(CORES)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err, env=DRIVER_ENV, start_new_session=True, text=True)
     try:
-        yield ray.get_runtime_context().gcs_address
+        ready, _, _ = select.select([host.stdout], [], [], 90)
+        address = host.stdout.readline().strip() if ready else ""
+        assert address, f"no local Ray cluster within 90 s: {log.read_text()[-2000:]}"
+        yield address
     finally:
-        ray.shutdown()
+        host.stdin.close()  # the host stops Ray and exits
+        try:
+            host.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            kill_tree(host.pid)
+            host.wait(timeout=10)
+
+
+def driver(*args: str) -> subprocess.CompletedProcess:
+    """`nforensics ARGS` as its own process, with the test cluster's environment."""
+    return run_cli_text(*args, env=RAY_ENV)
 
 
 def matrix(tmp_path: Path, *options: str, hold: float = 0.05) -> list[str]:
@@ -55,7 +81,7 @@ def without_seconds(stdout: str) -> list[dict]:
 def test_64_device_variants_never_exceed_the_clusters_cores_and_match_the_local_pool(cluster, tmp_path, monkeypatch):
     on_ray = tmp_path / "ray"
     on_ray.mkdir()
-    result = cli(*matrix(on_ray, "--backend", "ray"))
+    result = driver(*matrix(on_ray, "--backend", "ray", "--address", cluster))
     assert result.returncode == 0, result.stderr
     runs = device_runs(on_ray)
     assert len(runs) == 64
@@ -79,16 +105,16 @@ def test_64_device_variants_never_exceed_the_clusters_cores_and_match_the_local_
 
 def test_repeat_and_compile_only_runs_ask_for_cpus_and_memory(cluster, tmp_path):
     args = ["sweep", "--backend", "ray", "--compile-only", "--mem-per-run", "64M", "--repeat", "2",
-            "--expect", "IXLV002", "--knob", "n=1..3", "--journal", str(tmp_path / "j.sqlite"), "--format", "json",
-            "--", *DOUBLE_CMD, "sendrecv", "--n-layers", "{n}", "--out-dim", "128"]
-    result = cli(*args)
+            "--address", cluster, "--expect", "IXLV002", "--knob", "n=1..3", "--journal", str(tmp_path / "j.sqlite"),
+            "--format", "json", "--", *DOUBLE_CMD, "sendrecv", "--n-layers", "{n}", "--out-dim", "128"]
+    result = driver(*args)
     assert result.returncode == 0, result.stderr
     assert [(r["verdict"], r["flaky"]) for r in json.loads(result.stdout)["runs"]] == [
         ("PASSES", None), ("REPRODUCES", None), ("REPRODUCES", None)]
     assert "Ray: 2 tasks at a time of 1 CPU + 64 MiB" in result.stderr  # the cluster's 2 CPUs bound compiles
     with sqlite3.connect(tmp_path / "j.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 6  # 3 variants x 2 attempts, on the driver
-    too_big = cli("sweep", "--backend", "ray", "--cores-per-run", "8", "--expect", "IXLV002", "--knob", "n=1",
+    too_big = driver("sweep", "--backend", "ray", "--address", cluster, "--cores-per-run", "8", "--expect", "IXLV002", "--knob", "n=1",
                   "--journal", str(tmp_path / "j2.sqlite"), "--", *DOUBLE_CMD, "ok", "{n}")
     assert_clean_error(too_big.returncode, too_big.stderr, "each run needs 8 neuron_cores but no node of the Ray cluster")
 
@@ -107,22 +133,19 @@ def test_resume_after_the_driver_is_killed_loses_and_repeats_nothing(cluster, tm
     args = ["sweep", "--backend", "ray", "--address", cluster, "--expect", "IXLV002", "--knob", f"i=1..{variants}",
             "--journal", str(journal), "--format", "json",
             "--", *DOUBLE_CMD, "device", str(tmp_path), "--hold", "0.4", "--variant={i}", "--log", str(log)]
-    # The driver joins the module's cluster as a second driver; ray.init set RAY_AUTH_MODE in this process's
-    # environment after conftest's ENV was made, and the driver needs it to present the cluster's token.
-    env = {**ENV, **{k: v for k, v in os.environ.items() if k.startswith("RAY_")}}
     with open(tmp_path / "driver.err", "w") as err:
-        driver = subprocess.Popen([*NFORENSICS, *args], env=env, stdout=subprocess.DEVNULL, stderr=err)
+        killed = subprocess.Popen([*NFORENSICS, *args], env=DRIVER_ENV, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 30
     while len(finished_runs(journal)) < 4 and time.monotonic() < deadline:
         time.sleep(0.02)
-    driver.send_signal(signal.SIGKILL)
-    driver.wait()
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(timeout=30)
     before = finished_runs(journal)
     assert 4 <= len(before) < variants, (tmp_path / "driver.err").read_text()
     time.sleep(0.6)  # tasks of the dead driver are stopped by Ray or end unjournaled
     assert finished_runs(journal) == before
 
-    resumed = cli(args[0], "--resume", *args[1:])
+    resumed = driver(args[0], "--resume", *args[1:])
     assert resumed.returncode == 0, resumed.stderr
     after = finished_runs(journal)
     assert after[: len(before)] == before  # nothing lost or rewritten
@@ -141,15 +164,15 @@ def test_sigterm_to_a_ray_driver_stops_its_runs_and_exits_143(cluster, tmp_path)
     args = ["sweep", "--backend", "ray", "--address", cluster, "--expect", "IXLV002", "--knob", "i=1..4",
             "--journal", str(tmp_path / "j.sqlite"), "--", *DOUBLE_CMD, "device", str(tmp_path), "--hold", "60",
             "--variant={i}", "--log", str(log)]
-    env = {**ENV, **{k: v for k, v in os.environ.items() if k.startswith("RAY_")}}
-    driver = subprocess.Popen([*NFORENSICS, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stopped = subprocess.Popen([*NFORENSICS, *args], env=DRIVER_ENV, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while (not log.exists() or len(log.read_text().splitlines()) < CORES) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(log.read_text().splitlines()) == CORES  # four runs holding their cores
-    driver.send_signal(signal.SIGTERM)
-    _, stderr = driver.communicate(timeout=30)
-    assert driver.returncode == 128 + signal.SIGTERM, stderr
+    stopped.send_signal(signal.SIGTERM)
+    _, stderr = stopped.communicate(timeout=30)
+    assert stopped.returncode == 128 + signal.SIGTERM, stderr
     assert "Traceback" not in stderr and "SIGTERM received" not in stderr
 
     def ours() -> list[str]:
@@ -160,3 +183,20 @@ def test_sigterm_to_a_ray_driver_stops_its_runs_and_exits_143(cluster, tmp_path)
     while ours() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert ours() == []
+
+
+def test_without_an_address_a_local_instance_is_started_for_the_sweep_and_stopped(tmp_path):
+    """No RAY_ADDRESS and no `ray start` cluster on this host: Ray's rule starts one for this sweep only."""
+    args = ["sweep", "--backend", "ray", "--compile-only", "--mem-per-run", "64M", "--expect", "IXLV002",
+            "--knob", "n=1..2", "--journal", str(tmp_path / "j.sqlite"), "--format", "json",
+            "--", *DOUBLE_CMD, "sendrecv", "--n-layers", "{n}", "--out-dim", "128"]
+    result = driver(*args)
+    assert result.returncode == 0, result.stderr
+    assert [r["verdict"] for r in json.loads(result.stdout)["runs"]] == ["PASSES", "REPRODUCES"]
+    assert "(1 node(s)" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_empty_address_is_a_usage_error_not_a_search_for_a_cluster(tmp_path):
+    result = cli("sweep", "--backend", "ray", "--address", " ", "--expect", "IXLV002", "--knob", "n=1",
+                 "--journal", str(tmp_path / "j.sqlite"), "--", *DOUBLE_CMD, "ok", "{n}")
+    assert_clean_error(result.returncode, result.stderr, "--address is empty")

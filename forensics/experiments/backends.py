@@ -78,6 +78,8 @@ def make_backend(kind: str, pool: Pool, address: str | None = None) -> Backend:
             raise InputError("--address is for --backend ray")
         return LocalBackend(pool.workers, pool.slots if pool.device else ())
     if kind == "ray":
+        if address is not None and not address.strip():
+            raise InputError("--address is empty: give HOST:PORT, ray://HOST:PORT or auto, or leave it out")
         from forensics.experiments.ray_backend import RayBackend
 
         return RayBackend(pool, address)

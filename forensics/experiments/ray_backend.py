@@ -8,8 +8,9 @@ resource. Ray's scheduler keeps the cluster within those resources. The task run
 results come back to the driver, which journals them (the journal never leaves this host), so `--resume`
 and `--repeat` work as with the local pool.
 
-Without `--address` a local Ray instance is started (as `ray.init()` does) and stopped at the end; with one,
-nforensics joins that cluster as a driver and leaves it running. If Ray is already initialised in this
+Without `--address`, Ray's own rule picks the cluster: $RAY_ADDRESS, else the one `ray start` last started on
+this machine, else a new local instance, stopped at the end. With an address, or when joining a running
+cluster, nforensics is one more driver and leaves the cluster running. If Ray is already initialised in this
 process (a notebook, a test) it is used as it is. Ray is imported only here, only for `--backend ray`:
 `pip install 'nforensics[ray]'`. Every node needs nforensics installed (the task imports it).
 """
