@@ -405,6 +405,13 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("ERROR: No matching distribution found for neuronx-cc==2.99.0", "pip-resolution"),
     ("subprocess.CalledProcessError: Command '['optimum-cli', 'export', 'neuron', '--model', 'bert']' returned non-zero "
      "exit status 1.", "framework-compile-failure"),
+    # PyTorch's tracer, which torch.neuron.trace and torch_neuronx.trace run the model through.
+    ("RuntimeError: Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from traced "
+     "functions", "model-not-traceable"),
+    ("RuntimeError: Cannot insert a Tensor that requires grad as a constant. Consider making it a parameter or input, "
+     "or detaching the gradient", "model-not-traceable"),
+    ('RuntimeError: 0INTERNAL ASSERT FAILED at "../torch/csrc/jit/ir/alias_analysis.cpp":584, please report a bug to '
+     "PyTorch. We don't have an op for aten::fill but it isn't a special case.", "framework-unsupported-op"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -443,6 +450,43 @@ def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
                                             "driver-install", "compiler-abnormal-termination", "compiler-internal-crash",
                                             "compiler-tensorizer", "framework-plugin-setup", "framework-compile-failure")
+
+
+
+@pytest.mark.parametrize(("line", "not_family"), [
+    # A warning of the tracer is advice, and a traced function named in passing is no failure.
+    ("TracerWarning: Converting a tensor to a Python boolean might cause the trace to be incorrect.",
+     "model-not-traceable"),
+    ("Saved the traced function to model.pt; outputs are tuples of tensors", "model-not-traceable"),
+    # PyTorch's own C++ assertion is not the Neuron compiler's.
+    ('RuntimeError: INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":1154, please report a bug to '
+     "PyTorch.", "compiler-internal-crash"),
+])
+def test_tracer_and_framework_assertion_near_misses(line, not_family):
+    assert _top_family(line + "\n") != not_family
+
+
+TORCH_NEURON_CONVERT = """\
+Traceback (most recent call last):
+  File "compile.py", line 9, in <module>
+    model_neuron = torch.neuron.trace(model, example_inputs=[example])
+  File "/venv/lib/python3.7/site-packages/torch_neuron/convert.py", line 184, in trace
+    cu.compile_tfgraph(neuron_graph)
+  File "/venv/lib/python3.7/site-packages/{module}", line {line}, in {function}
+    {code}
+TypeError: {message}
+"""
+
+
+def test_a_plain_python_error_in_an_inf1_op_handler_is_an_unsupported_op_and_in_the_model_is_not():
+    handler = TORCH_NEURON_CONVERT.format(module="torch_neuron/ops/aten.py", line=1102, function="arange",
+                                          code="return _arange(op, *inputs)",
+                                          message="arange() takes from 2 to 6 positional arguments but 7 were given")
+    assert _top_family(handler) == "framework-unsupported-op"
+    model = TORCH_NEURON_CONVERT.format(module="transformers/models/gpt2/modeling_gpt2.py", line=771, function="forward",
+                                        code="position_ids = torch.arange(past_length, input_shape[-1] + past_length)",
+                                        message="unsupported operand type(s) for +: 'int' and 'NoneType'")
+    assert _top_family(model) != "framework-unsupported-op"
 
 
 OWN_MODULE = """\

@@ -44,6 +44,10 @@ _MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
 _LAZY_IMPORTER = compile_linear(r"Failed to import ([\w.]+) because")
 _ASSERTION = compile_linear(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
+# An assertion in a framework's own C++ source (PyTorch's `INTERNAL ASSERT FAILED at "../torch/csrc/jit/..."`)
+# failed in the framework, before or beside the compiler.
+_FRAMEWORK_ASSERTION = compile_linear(r"(?i)\bat \"?(?:\.\./)*(?:torch|c10|aten|caffe2|tensorflow|jaxlib)/|"
+                                  r"report a bug to PyTorch")
 
 
 @dataclass
@@ -183,6 +187,7 @@ class _Facts:
             elif structure == "compiler_assertion":
                 # Not a Python `assert` statement quoted under a traceback frame: that is source code.
                 lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])
+                          and not _FRAMEWORK_ASSERTION.search(self.text_of[n])
                           and not text.lstrip().startswith("assert ")][:3]
             elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
                 lines.append(line)
