@@ -534,3 +534,15 @@ Traceback (most recent call last):
 def test_an_extension_module_that_fails_to_load_is_version_skew():
     assert _top_family(EXTENSION_LOAD.format(exception="ImportError")) == "version-skew"
     assert _top_family(EXTENSION_LOAD.format(exception="MemoryError")) != "version-skew"
+
+
+def test_a_named_word_list_is_expanded_and_an_unknown_one_is_named():
+    from pydantic import ValidationError
+
+    from forensics.knowledge.schema import Detect
+
+    rule = Detect(words=[["no matching distribution"], ["@neuron_packages", "my-extra"]])
+    assert {"libneuronxla", "neuron-cc", "optimum-neuron"} <= set(rule.words[1]) and rule.words[1][-1] == "my-extra"
+    assert not any(word.startswith("@") for word in rule.words[1])
+    with pytest.raises(ValidationError, match="no word list '@neuron_pkgs'.*neuron_context, neuron_packages"):
+        Detect(words=[["@neuron_pkgs"]])

@@ -22,6 +22,7 @@ from forensics.knowledge.disk_cache import decode, encode, remember, stamp
 from forensics.linear_regex import Pattern, compile_search
 from forensics.knowledge.order import RecognitionOrder
 from forensics.knowledge.schema import Family, Signature
+from forensics.knowledge.vocabulary import VOCABULARY_FILE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -105,8 +106,9 @@ def invalid(where: str, exc: ValidationError, whole: str = "(top level)") -> Inp
 
 
 def models_digest() -> str:
-    """What a validated knowledge file also depends on: the models that validate it and the tier checks."""
-    return hashlib.sha256(SCHEMA_FILE.read_bytes() + b"\0" + ORDER_FILE.read_bytes()).hexdigest()
+    """What a validated knowledge file also depends on: the models that validate it, the tier checks and the
+    named word lists."""
+    return hashlib.sha256(b"\0".join(f.read_bytes() for f in (SCHEMA_FILE, ORDER_FILE, VOCABULARY_FILE))).hexdigest()
 
 
 def file_digest(models: str, data: bytes) -> str:
@@ -155,7 +157,7 @@ def _load_dir(directory: Path) -> list[Signature]:
 
 def _load_families() -> dict[str, Family]:
     paths = sorted(FAMILIES_DIR.glob("*.toml"))
-    families = remember("families", stamp([FAMILIES_DIR, *paths, SCHEMA_FILE]), lambda: [_load_file(p, Family) for p in paths],
+    families = remember("families", stamp([FAMILIES_DIR, *paths, SCHEMA_FILE, VOCABULARY_FILE]), lambda: [_load_file(p, Family) for p in paths],
                         lambda: _shipped(paths, Family))
     return {family.id: family for family in families}
 

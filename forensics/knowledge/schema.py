@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from forensics.defaults import new_dict, new_list
 from forensics.fact_records import RECORD_KINDS, HloFactName, RecordKind
 from forensics.knowledge.order import Tier, check_tier, reject_priority
+from forensics.knowledge.vocabulary import expand
 from forensics.records import Component, Severity
 
 FieldType = Literal["str", "int", "float"]
@@ -327,6 +328,7 @@ class Detect(Strict):
     @field_validator("words", "context_words")
     @classmethod
     def _lower(cls, v: list[list[str]]) -> list[list[str]]:
+        v = expand(v)  # "@neuron_packages": a named list of knowledge/vocabulary.toml
         if any(not group or any(w != w.lower() or not w.strip() for w in group) for group in v):
             raise ValueError("each words group needs at least one lower-case, non-blank substring")
         return v
