@@ -4,6 +4,7 @@ the top finding's identity (its family, else its signature) survives each of the
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import random
@@ -65,6 +66,21 @@ def hard_wrap_80(text: str, rng: random.Random) -> str:
 def indent_4(text: str, rng: random.Random) -> str:
     """Indent every non-blank line by 4 spaces, as a Markdown code block or a quoted paste."""
     return _each_line(text, lambda line: "    " + line if line.strip() else line)
+
+
+def markdown_quote(text: str, rng: random.Random) -> str:
+    """Quote every line with `> `, as a reply quoting a paste does (a blank line becomes `>`)."""
+    return _each_line(text, lambda line: "> " + line if line.strip() else ">")
+
+
+def html_escaped(text: str, rng: random.Random) -> str:
+    """Escape `&`, `<`, `>` and quotes as HTML entities, as text taken from a web page's source."""
+    return html.escape(text, quote=True)
+
+
+def nbsp_spaces(text: str, rng: random.Random) -> str:
+    """Turn runs of spaces into no-break spaces, as a web page renders indentation and alignment."""
+    return text.replace("  ", "\u00a0 ")
 
 
 _LEADING_STAMP = re.compile(
@@ -262,6 +278,9 @@ PERTURBATIONS: dict[str, Perturbation] = {
     "cut_mid_line": cut_mid_line,
     "hard_wrap_80": hard_wrap_80,
     "indent_4": indent_4,
+    "markdown_quote": markdown_quote,
+    "html_escaped": html_escaped,
+    "nbsp_spaces": nbsp_spaces,
     "strip_timestamps_and_prefixes": strip_timestamps_and_prefixes,
     "ray_prefix": ray_prefix,
     "vllm_prefix": vllm_prefix,

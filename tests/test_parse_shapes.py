@@ -10,6 +10,7 @@ import pytest
 
 from forensics.pipeline import analyze_text
 from forensics.parse import assemble
+from forensics.parse.normalise import unescaped
 from forensics.records import ParsedLog
 
 
@@ -362,3 +363,24 @@ def test_every_record_kind_is_filed_and_a_near_miss_files_none(kind, text, read,
 def test_the_record_kinds_table_covers_every_record_a_parsed_log_holds():
     lists = {name for name, field in ParsedLog.model_fields.items() if typing.get_origin(field.annotation) is list}
     assert lists | {"packages", "env_vars", "instance_type"} == {r[0] for r in RECORD_KINDS}
+
+
+@pytest.mark.parametrize(("pasted", "line"), [
+    ("> [NCC_IXLV002] Expected core barriers to have name A, but core barrier 6 has name B",
+     "[NCC_IXLV002] Expected core barriers to have name A, but core barrier 6 has name B"),
+    ("> > RuntimeError: neuronx-cc failed with 70", "RuntimeError: neuronx-cc failed with 70"),  # a quote in a quote
+    ('  File &quot;/venv/lib/python3.10/site-packages/torch_neuronx/xla_impl/trace.py&quot;, line 592, in &lt;module&gt;',
+     '  File "/venv/lib/python3.10/site-packages/torch_neuronx/xla_impl/trace.py", line 592, in <module>'),
+    ("ERROR\u00a0 TDRV:tdrv_init\u00a0 Failed", "ERROR  TDRV:tdrv_init  Failed"),
+])
+def test_what_a_reply_or_a_web_page_did_to_a_line_is_undone(pasted, line):
+    assert unescaped(pasted) == [line]
+
+
+@pytest.mark.parametrize("line", [
+    ">>> torch_neuronx.trace(model, example)",  # Python's prompt is no quote
+    "=> [NCC_IXLV002] in the cache",
+    "if a && b then echo '&&' fi",  # no entity
+])
+def test_lines_that_only_look_quoted_or_escaped_are_kept(line):
+    assert unescaped(line) == [line]

@@ -157,7 +157,8 @@ def _load_dir(directory: Path) -> list[Signature]:
 
 def _load_families() -> dict[str, Family]:
     paths = sorted(FAMILIES_DIR.glob("*.toml"))
-    families = remember("families", stamp([FAMILIES_DIR, *paths, SCHEMA_FILE, VOCABULARY_FILE]), lambda: [_load_file(p, Family) for p in paths],
+    families = remember("families", stamp([FAMILIES_DIR, *paths, SCHEMA_FILE, VOCABULARY_FILE]),
+                        lambda: [_load_file(p, Family) for p in paths],
                         lambda: _shipped(paths, Family))
     return {family.id: family for family in families}
 

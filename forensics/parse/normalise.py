@@ -1,12 +1,14 @@
 """Undo what happened to a log on its way to us, before any grammar reads it.
 
 A notebook or a JSON log collector escapes lines into JSON strings, a colour terminal adds ANSI escapes, a
-web page or collector folds a traceback onto one line, several processes write records onto one physical
-line, wrappers (Ray, Python logging, CloudWatch, ...) add prefixes, and a GitHub paste sets lines in bold.
+web page escapes HTML characters, renders indentation with no-break spaces or folds a traceback onto one line,
+a reply quotes a paste with `> `, several processes write records onto one physical line, wrappers (Ray,
+Python logging, CloudWatch, ...) add prefixes, and a GitHub paste sets lines in bold.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -24,6 +26,9 @@ _ANSI_ESCAPE = re.compile(r"(?:\x1b|#033|\\033|\\x1b|\^\[)\[[0-9;?]*[ -/]*[@-~]"
 _ESCAPE_STARTS = ("\x1b", "#033[", "\\033[", "\\x1b[", "^[[")
 _JSON_MEMBER = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*")\s*,?$')
 _JSON_NOT_LOG = frozenset({"ename", "evalue", "output_type", "name"})
+# A Markdown or e-mail quote (`> `, `> > `); not Python's `>>>` prompt.
+_QUOTE_MARKS = re.compile(r"^(?:>(?: |$))+")
+_HTML_ENTITY = re.compile(r"&(?:quot|gt|lt|amp|apos|nbsp|#39|#x27|#34|#62|#60);")
 # A traceback folded onto one line: where each frame starts, where its function name ends and its source
 # line begins, and where the final `SomeError: message` starts.
 # (`(?<!\s)`: a run of spaces is tried from its start only, so a long run costs its length, not its square.)
@@ -43,6 +48,12 @@ def unescaped(raw: str) -> list[str]:
     """The log lines a physical line holds. A saved notebook or a log shipped as JSON holds them as JSON
     strings (one per line of a traceback list, or one string with `\\n` escapes); a colour terminal adds ANSI
     escapes. Anything that does not decode is kept as it was."""
+    if raw[:1] == ">":
+        raw = _QUOTE_MARKS.sub("", raw)
+    if "&" in raw and _HTML_ENTITY.search(raw):
+        raw = html.unescape(raw)
+    if "\xa0" in raw:
+        raw = raw.replace("\xa0", " ")
     text = raw
     stripped = raw.strip()
     if stripped[:1] == '"' or stripped[:1] == "{" and stripped[-1:] == "}":
