@@ -546,3 +546,57 @@ def test_a_named_word_list_is_expanded_and_an_unknown_one_is_named():
     assert not any(word.startswith("@") for word in rule.words[1])
     with pytest.raises(ValidationError, match="no word list '@neuron_pkgs'.*neuron_context, neuron_packages"):
         Detect(words=[["@neuron_pkgs"]])
+
+
+GPU_WATCHDOG = """\
+host-7:1184:1203 [1] NCCL INFO comm 0x55d1b41a9f10 rank 1 nranks 4 cudaDev 1 nvmlDev 1 busId 20000 - Init COMPLETE
+[rank3]:[E1002 09:22:41.550 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE) ran for 600031 milliseconds before timing out.
+terminate called after throwing an instance of 'c10::DistBackendError'
+"""
+
+
+def test_a_run_on_another_accelerator_gets_no_neuron_family_or_report():
+    analysis = analyze_text(GPU_WATCHDOG)
+    assert {f.tier for f in analysis.findings} <= {"generic"}, [(f.tier, f.signature) for f in analysis.findings]
+
+
+@pytest.mark.parametrize("neuron_line", [
+    "2024-Oct-02 09:22:40.1 1186:1186 ERROR  NCCOM:ncclCommInitRank  bootstrap failed",  # the runtime's collectives
+    "  File \"/opt/venv/lib/python3.10/site-packages/torch_xla/distributed/xla_backend.py\", line 71, in allreduce",
+    "$ python train.py   # trn1.32xlarge",
+])
+def test_a_neuron_run_that_mentions_cuda_keeps_its_family(neuron_line):
+    assert _top_family(neuron_line + "\n" + GPU_WATCHDOG) in ("collectives-timeout", "collectives-bootstrap")
+
+
+COMPILER_ROOTS = """\
+2024-10-10 21:04:44.000898:  9694  INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: neuronx-cc compile --target=trn1 --framework=XLA model.hlo_module.pb --output model.neff
+.root = {path}
+root = {parent}
+2024-10-10 21:04:46.000246:  9694  ERROR ||NEURON_CC_WRAPPER||: Failed compilation with ['neuronx-cc', 'compile', '--target=trn1', '--framework=XLA', 'model.hlo_module.pb']
+"""
+
+
+@pytest.mark.parametrize(("path", "family"), [
+    # The pass that inlines NKI kernels failed: the kernel did not compile into the graph.
+    ("neuronxcc/starfish/penguin/targets/transforms/InlineNKIKernels.py", "nki-kernel-error"),
+    # Any other pass of the compiler: a crash inside it, placed at its stage.
+    ("neuronxcc/starfish/penguin/targets/sunda/passes/SundaSizeTiling.py", "compiler-internal-crash"),
+])
+def test_the_file_neuronx_cc_names_as_a_pass_fails_places_the_failure(path, family):
+    log = COMPILER_ROOTS.format(path=path, parent=path.rsplit("/", 1)[0])
+    assert _top_family(log) == family
+
+
+def test_a_root_chain_outside_the_compiler_is_no_compiler_stage():
+    log = COMPILER_ROOTS.format(path="/usr/lib/python3.8/multiprocessing/process.py", parent="/usr/lib/python3.8/multiprocessing")
+    assert _top_family(log) not in ("nki-kernel-error", "compiler-internal-crash")
+
+
+def test_a_graph_that_failed_to_stage_is_not_short_of_cores_when_its_status_says_memory():
+    log = ("2024-Jul-10 09:14:41.987894 12878:14366 ERROR  NMGR:kmgr_load_nn_internal_v2  Failed to stage graph: kelf-0.json"
+           " to NeuronCore\n2024-Jul-10 09:14:42.047050 12878:14366 ERROR  NMGR:kmgr_load_nn_post_metrics  Failed to load NN:"
+           " /tmp/model.neff, err: 4\n2024-Jul-10 09:14:42.787422 12878:14365 ERROR  TDRV:dmem_alloc_internal  Failed to"
+           " alloc DEVICE memory: 45429760\n")
+    assert [f.signature for f in analyze_text(log).findings][:1] != ["nrt-load-not-enough-neuroncores"]
+    assert _top_family(log) == "runtime-device-memory"

@@ -76,6 +76,8 @@ CASES = [
     ("traceback", None, "/home/u/model.py(118): forward", "torchscript_frame", {("TS_PATH", "/home/u/model.py")}),
     ("traceback", None, "/build/src/cmd/k8s-neuron-scheduler/routes.go:44 +0x825", "go_frame",
      {("GO_PATH", "/build/src/cmd/k8s-neuron-scheduler/routes.go"), ("LINENO", "44")}),
+    ("traceback", None, "root = neuronxcc/starfish/penguin/targets/transforms/InlineNKIKernels.py", "root_frame",
+     {("ROOT_PATH", "neuronxcc/starfish/penguin/targets/transforms/InlineNKIKernels.py")}),
     ("traceback", None, "RuntimeError: neuronx-cc failed with -9", "exception", {("EXC_NAME", "RuntimeError")}),
     # prefixes.lark (wrappers in front of the producer's line; the tree is the line)
     ("prefixes", None, "(RayTrainWorker pid=4242, ip=10.0.0.1) [rank3]: Traceback (most recent call last):", "start",
@@ -161,6 +163,7 @@ NEAR_MISSES = [
     ("traceback", None, "#include <stdio.h>", "native_frame"),
     ("traceback", None, "/home/u/model.py: forward", "torchscript_frame"),
     ("traceback", None, "/usr/lib/go/doc.go is missing", "go_frame"),  # a .go path without :line
+    ("traceback", None, "root = True", "root_frame"),  # an assignment, no path
     ("traceback", None, "Please see the traceback above", "exception"),
     ("prefixes", None, "RuntimeError: (pid 4242) failed", "start"),  # a wrapper's words inside a line, not in front
     ("messages", "diagnostic", "[NCC_IXLV] Expected core barriers", "coded"),  # no digits: not a code

@@ -102,6 +102,9 @@ CASES = [
      frame("/opt/x/libwalrus.so", None, "neuronxcc::Foo::run", "native")),
     ("traceback", None, "/home/u/model.py(118): forward", frame("/home/u/model.py", 118, "forward", "torchscript")),
     ("traceback", None, "/build/src/routes.go:44 +0x825", frame("/build/src/routes.go", 44, None, "go")),
+    # neuronx-cc names the file of the pass that failed, a progress dot glued in front
+    ("traceback", None, ".root = neuronxcc/starfish/penguin/targets/sunda/passes/SundaSizeTiling.py",
+     frame("neuronxcc/starfish/penguin/targets/sunda/passes/SundaSizeTiling.py", None, None, "root")),
     ("traceback", None, "RuntimeError: neuronx-cc failed with -9 ", ExceptionLine("RuntimeError", "neuronx-cc failed with -9")),
     ("traceback", None, "StopIteration", ExceptionLine("StopIteration", "")),
     # prefixes.lark: the producer's own line behind every wrapper, and the level a logger's prefix gave it
@@ -170,6 +173,7 @@ NEAR_MISSES = [
     ("traceback", None, "#include <stdio.h>", "Frame/native"),
     ("traceback", None, "/home/u/model.py: forward", "Frame/torchscript"),
     ("traceback", None, "/usr/lib/go/doc.go is missing", "Frame/go"),
+    ("traceback", None, "root = True", "Frame/root"),  # an assignment, no path
     ("prefixes", None, "RuntimeError: (pid 4242) failed", "Unwrapped"),
     ("messages", "diagnostic", "[NCC_IXLV] Expected core barriers", "CodedMessage"),
     ("messages", "exit_status", "the compile exited early", "ExitCode"),

@@ -29,6 +29,8 @@ from forensics.parse import assemble  # noqa: E402
 TARGET = KNOWLEDGE_DIR / "templates.toml"
 MAX_CHARS = 300  # the head of a long message block carries its wording; the rest is context
 _BOILERPLATE = re.compile(r"\s*-?\s*Please open a support ticket|\s*You may also be able to obtain more information", re.I)
+# The C++ runtime's banner for any uncaught exception: the words after `what():` are the failure's own.
+_CXX_ABORT = re.compile(r"terminate called after throwing an instance of '[^']*'\s*(?:what\(\):)?")
 WHOLE_MESSAGE = 0.6  # a field value this share of the message's length or more is the message itself
 
 
@@ -41,7 +43,7 @@ def template_for(kb: KnowledgeBase, signature: Signature, sample: Path) -> str |
         return None
     # The compiler ends many internal errors with the same request to file a ticket: wording every one of
     # them shares says nothing about which failure it is.
-    text = _BOILERPLATE.split(claim.message, maxsplit=1)[0][:MAX_CHARS]
+    text = _CXX_ABORT.sub(" ", _BOILERPLATE.split(claim.message, maxsplit=1)[0])[:MAX_CHARS]
     # Field values vary between occurrences: mask them. A field that captures most of the message (the
     # whole message, kept for the report) is the wording itself; its numbers and paths are masked like any
     # others.

@@ -99,8 +99,7 @@ class _Facts:
         # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
         self.failure_blob = "\n".join(text for _, text in self.failure_lines).lower()
         # What the run involved, for context_words: every kept line, frame path and installed package.
-        self.context = "\n".join([line.text for line in retained] + [f.file for f in self.frames]
-                                 + list(log.environment.packages)).lower()
+        self.context = _context(log, retained, self.frames)
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
@@ -284,6 +283,28 @@ def _rule_hit(facts: _Facts, rule: Detect) -> tuple[list[int], dict[str, object]
     elif "*" in rule.code_components:  # any component: a family that names the component says more
         confidence = min(confidence, WILDCARD_CODE_CONFIDENCE)
     return sorted(set(lines)), fields, confidence
+
+
+# A run on another accelerator (PyTorch's NCCL watchdog, CUDA device strings), and nothing of Neuron in what
+# was kept: its collectives timeout or OOM is not a Neuron failure, whatever words it shares with one. Not
+# "nvidia" or "cuda" alone: PyTorch on a Trainium host warns that it found no NVIDIA driver.
+_OTHER_ACCELERATOR = re.compile(r"processgroupnccl|cudadev|nvmldev|cuda error|cuda out of memory|cudaerror|cuda:\d|"
+                                r"torch\.cuda\.|cublas_status|cudnn_status|\btpu\b")
+# Whole words ("xla" in torch_xla, not in "p4d.24xlarge").
+_NEURON_TRACE = re.compile(r"neuron|trainium|inferentia|nccom|ncc_|(?<![a-z0-9])(?:nrt|libnrt|nki|trn[12]n?|inf[12]|tdrv|"
+                           r"neff|xla)(?![a-z])")
+
+
+def _context(log: ParsedLog, retained: list[SourceLine], frames: list[Frame]) -> str:
+    """What was kept of the input, lower-cased: every kept line, frame path and installed package."""
+    return "\n".join([line.text for line in retained] + [f.file for f in frames] + list(log.environment.packages)).lower()
+
+
+def ran_elsewhere(log: ParsedLog, retained: list[SourceLine]) -> bool:
+    """The log is a run on another accelerator with nothing of Neuron in it: no family or public Neuron report
+    is named for it (a signature's printed code or status still is)."""
+    context = _context(log, retained, [f for s in log.stacks for f in s.frames])
+    return bool(_OTHER_ACCELERATOR.search(context)) and not _NEURON_TRACE.search(context)
 
 
 def detect_families(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[FamilyHit]:

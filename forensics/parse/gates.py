@@ -23,7 +23,7 @@ _CANDIDATE_WORDS = (
     "CCOM", "TDRV", "NRT", "Access Pattern", "Offset:", "Memory Location", "Argument AP", "index:", "abnormally",
     "terminated", "ot initialized", "DEVICE", "Cluster ID", "Instance ID", "Nodename", "Kernel:", "* ", "SG-",
     "LoadActFuncSet", "tensorcopy", "core barrier", "LocalSendRecv", "os.environ", "export ", "compiler_args",
-    "bfloat16", "float32", "shape", "NEURON", "EFA", "FI_", "ENC:", "nd0", "nd1", "skipped",
+    "bfloat16", "float32", "shape", "NEURON", "EFA", "FI_", "ENC:", "nd0", "nd1", "skipped", "root = ",
 )
 _CANDIDATE_SHAPES = re.compile(r"\[[A-Z]{3}\d{3}\]|\[F1\d\d\]")
 
@@ -101,4 +101,5 @@ def maybe_traceback(body: str) -> bool:
     text = body.lstrip()
     return (text.startswith(("Traceback", "File ", "Cell In", "#")) or "Error" in text[:80] or "Exception" in text[:80]
             or "Interrupt" in text[:80] or "StopIteration" in text[:80] or "SystemExit" in text[:80]
-            or "Traceback" in text or text[:1].isdigit() and "# " in text[:6] or ".py(" in text or ".go:" in text)
+            or "Traceback" in text or text[:1].isdigit() and "# " in text[:6] or ".py(" in text or ".go:" in text
+            or "root = " in text[:12])

@@ -76,6 +76,9 @@ class TracebackReader(MessageReader):
 
     def _stack_frame(self, number: int, frame: Frame) -> None:
         stack = self.open_stack
+        if stack is not None and stack.syntax == frame.syntax == "root":
+            stack.end_line = number  # the folders above the file that failed say nothing more
+            return
         if stack is None or stack.syntax != frame.syntax:
             stack = self.open_stack = StackTrace.model_construct(line=number, end_line=number, syntax=frame.syntax)
             self._add(self.log.stacks, stack)

@@ -207,6 +207,10 @@ class TracebackShapes(Transformer):
         path, lineno, _offset = parts
         return Frame.model_construct(file=str(path), lineno=int(lineno), function=None, syntax="go")
 
+    def root_frame(self, parts: Parts) -> Frame:
+        _head, path = parts
+        return Frame.model_construct(file=str(path), lineno=None, function=None, syntax="root")
+
     def exception(self, parts: Parts) -> ExceptionLine:
         name, *message = parts  # `RuntimeError: message`, or the name alone
         return ExceptionLine(str(name), clean(message[0] if message else None))
