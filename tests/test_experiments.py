@@ -446,3 +446,17 @@ def test_confirm_when_the_baseline_does_not_reproduce(tmp_path):
     data = json.loads(result.stdout)
     assert result.returncode == 1 and data["baseline"]["verdict"] == PASSES
     assert {h["status"] for h in data["hypotheses"] if h["run"]} == {"inconclusive"}
+
+
+COMPILE_THEN_NOTHING = """\
+2024-04-12 07:13:06.000297:  271334  INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: neuronx-cc compile --target=trn1 --framework=XLA model.hlo_module.pb --output model.neff --verbose=35
+"""
+
+
+@pytest.mark.parametrize(("exit_code", "verdict"), [(0, "PASSES"), (1, "DIFFERENT_FAILURE")])
+def test_a_run_whose_output_stops_at_a_compile_passes_if_it_exited_0(exit_code, verdict):
+    """The output ends inside the compile it announced, which in a pasted log reads as a hang: a run that
+    exited 0 did not hang there (its compiler printed nothing more), one that failed did fail."""
+    from forensics.experiments.oracle import expectation, judge
+
+    assert judge(exit_code, COMPILE_THEN_NOTHING, expectation("NCC_IXLV002")).verdict == verdict

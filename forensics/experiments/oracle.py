@@ -114,6 +114,9 @@ def _did_you_mean(wanted: str, known: Iterable[list[str]]) -> str:
     return f"; did you mean {by_key[close[0]]}?" if close else ""
 
 
+_HANG_FAMILY = "process-hang"  # knowledge/families/process-hang.toml
+
+
 def judge(exit_code: int, output: str, expect: Expectation) -> Judgement:
     """Judge a finished run from its exit status and its combined stdout+stderr."""
     if exit_code in _INFRASTRUCTURE_EXITS:
@@ -124,7 +127,8 @@ def judge(exit_code: int, output: str, expect: Expectation) -> Judgement:
     for finding in findings:
         if expect.matches(finding.code, finding.signature):
             return Judgement(REPRODUCES, finding.code or finding.signature)
-    errors = [f for f in findings if f.severity == "error"]
+    # A log that stops inside an operation reads as a hang; a run that exited did not hang there.
+    errors = [f for f in findings if f.severity == "error" and not (exit_code == 0 and f.family == _HANG_FAMILY)]
     if exit_code == 0 and not errors:
         return Judgement(PASSES)
     if errors and errors[0].signature in expect.infrastructure:  # the top-ranked cause: the run never got going
