@@ -10,13 +10,18 @@ import re
 
 from forensics.linear_regex import compile_linear
 
+# XLA's and gRPC's error status names heading a message (`INTERNAL: during context [NeuronHloVerifier]: ...`).
+_STATUS_NAMES = (r"(?-i:\b(?:INTERNAL|UNIMPLEMENTED|RESOURCE_EXHAUSTED|OUT_OF_RANGE|DATA_LOSS|INVALID_ARGUMENT|"
+                 r"FAILED_PRECONDITION|DEADLINE_EXCEEDED|UNAVAILABLE|ABORTED|PERMISSION_DENIED): )")
+
 # RE2 (linear time): a line is read by these before anything else, whatever its length or content.
 FAILURE_WORDS = compile_linear(
     r"(?i)error|fail|fatal|critical|exception|assert|abort|abnormal|panic|crash|killed|segmentation fault|"
     r"cannot|can't|could not|unable|not found|no such|invalid|unsupported|not supported|not available|unavailable|"
     r"\bno package\b|"
     r"not initiali[sz]ed|not implemented|incompatible|unexpected|missing|denied|timed? ?out|"
-    r"insufficient|not enough|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|undefined|\bno (?:\S+ ){1,3}found"
+    r"insufficient|not enough|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|undefined|\bno (?:\S+ ){1,3}found|"
+    + _STATUS_NAMES
 )
 
 # Words that say outright that something broke, not that something is absent or unsupported ("TVM not
@@ -26,7 +31,7 @@ FAILURE_WORDS = compile_linear(
 # are names, not failures.
 OUTRIGHT_FAILURE = compile_linear(
     r"(?i)\b(?:\w*error|errors?|fail(?:s|ed|ure|ures)?|fatal|abort(?:ed)?|panic(?:ked)?|crash(?:ed|es)?|"
-    r"segmentation fault|core dumped|killed|\w*exception|out of memory)\b"
+    r"segmentation fault|core dumped|killed|\w*exception|out of memory)\b|" + _STATUS_NAMES
 )
 # "no exceptions raised", "0 errors": a statement that nothing broke.
 _NOTHING_BROKE = compile_linear(r"(?i)\bno (?:\w+ )?(?:errors?|exceptions?|failures?)\b")

@@ -412,6 +412,10 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "or detaching the gradient", "model-not-traceable"),
     ('RuntimeError: 0INTERNAL ASSERT FAILED at "../torch/csrc/jit/ir/alias_analysis.cpp":584, please report a bug to '
      "PyTorch. We don't have an op for aten::fill but it isn't a special case.", "framework-unsupported-op"),
+    ('Nrt::BuildGlobalComm failed on NeuronCores 0-31(32):  nrt_status=1, message="Non specific failure".',
+     "collectives-bootstrap"),
+    ("ERROR: tensorflow-neuron 1.15.2.1.0 requires tensorboard-neuron<1.16.0,>=1.15.0, which is not installed.",
+     "pip-resolution"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -461,6 +465,8 @@ def test_near_misses_of_those_shapes_do_not(line):
     # PyTorch's own C++ assertion is not the Neuron compiler's.
     ('RuntimeError: INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":1154, please report a bug to '
      "PyTorch.", "compiler-internal-crash"),
+    ("Built the global communicator (GlobalComm) for 32 ranks in 2.1 s", "collectives-bootstrap"),
+    ("ERROR: torchvision 0.4.2 requires torch==1.3.1, which is not installed.", "pip-resolution"),  # no Neuron package
 ])
 def test_tracer_and_framework_assertion_near_misses(line, not_family):
     assert _top_family(line + "\n") != not_family
@@ -555,14 +561,23 @@ terminate called after throwing an instance of 'c10::DistBackendError'
 """
 
 
-def test_a_run_on_another_accelerator_gets_no_neuron_family_or_report():
-    analysis = analyze_text(GPU_WATCHDOG)
+@pytest.mark.parametrize("log", [
+    GPU_WATCHDOG,
+    # Habana Gaudi's graph compiler, and torch-xla on a TPU (XLA alone is no sign of Neuron).
+    "[19:08:34.165045][PT_BRIDGE ][error][tid:44F8A] graph.cpp: 599Graph compile failed. synStatus=synStatus 26 "
+    "[Generic failure]. compile\n",
+    "Exception in device=TPU:6: tensorflow/compiler/xla/xla_client/mesh_service.cc:294 : Failed to meet rendezvous "
+    "'init': Socket closed (14)\n  File \"/usr/lib/python3/dist-packages/torch_xla/distributed/xla_multiprocessing.py\", "
+    "line 231, in _start_fn\n",
+])
+def test_a_run_on_another_accelerator_gets_no_neuron_family_or_report(log):
+    analysis = analyze_text(log)
     assert {f.tier for f in analysis.findings} <= {"generic"}, [(f.tier, f.signature) for f in analysis.findings]
 
 
 @pytest.mark.parametrize("neuron_line", [
     "2024-Oct-02 09:22:40.1 1186:1186 ERROR  NCCOM:ncclCommInitRank  bootstrap failed",  # the runtime's collectives
-    "  File \"/opt/venv/lib/python3.10/site-packages/torch_xla/distributed/xla_backend.py\", line 71, in allreduce",
+    "  File \"/opt/venv/lib/python3.10/site-packages/libneuronxla/neuron_cc_wrapper.py\", line 71, in compile",
     "$ python train.py   # trn1.32xlarge",
 ])
 def test_a_neuron_run_that_mentions_cuda_keeps_its_family(neuron_line):

@@ -79,3 +79,13 @@ def test_a_log_that_says_outright_it_broke_is_never_silent(text):
 ])
 def test_start_up_chatter_with_failure_like_words_stays_silent(text):
     assert analyze_text(text).findings == []
+
+
+@pytest.mark.parametrize(("line", "failed"), [
+    ("INTERNAL: during context [NeuronHloVerifier]: Shape of the result at index {1} must match parameter 1", True),
+    ("RESOURCE_EXHAUSTED: Out of memory allocating 4294967296 bytes", True),
+    ("Internal: 3 GiB of 16 GiB in use", False),  # a word, not a status name
+    ("Reading INTERNAL and EXTERNAL endpoints from the config", False),
+])
+def test_an_xla_status_name_heading_a_line_is_a_failure(line, failed):
+    assert bool(analyze_text(line + "\n").findings) == failed
