@@ -185,7 +185,7 @@ class ProcessOutcome(Record):
     text: str
     process: str | None = None  # the process named (neuronx-cc, python), when the line names one
     signal: int | None = None
-    operation: str | None = None  # for hangs: compile | load | collectives | execute
+    operation: str | None = None  # for hangs: compile | load | collectives | execute | wait (a polling loop)
 
 
 class ApiCall(Record):

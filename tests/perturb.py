@@ -68,6 +68,15 @@ def indent_4(text: str, rng: random.Random) -> str:
     return _each_line(text, lambda line: "    " + line if line.strip() else line)
 
 
+def collector_tags(text: str, rng: random.Random) -> str:
+    """Tag every line as a log collector does: docker compose, kubectl --prefix, Open MPI or a CI timestamp."""
+    tag = rng.choice(["tgi-3-1         | ", "[pod/train-0/main] ", "[1,{rank}]<stderr>:", "{ci} "])
+    def tagged(line: str) -> str:
+        stamp = f"2024-05-01T10:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randint(0, 9999999):07d}Z"
+        return tag.format(rank=rng.randint(0, 31), ci=stamp) + line
+    return _each_line(text, tagged)
+
+
 def markdown_quote(text: str, rng: random.Random) -> str:
     """Quote every line with `> `, as a reply quoting a paste does (a blank line becomes `>`)."""
     return _each_line(text, lambda line: "> " + line if line.strip() else ">")
@@ -279,6 +288,7 @@ PERTURBATIONS: dict[str, Perturbation] = {
     "hard_wrap_80": hard_wrap_80,
     "indent_4": indent_4,
     "markdown_quote": markdown_quote,
+    "collector_tags": collector_tags,
     "html_escaped": html_escaped,
     "nbsp_spaces": nbsp_spaces,
     "strip_timestamps_and_prefixes": strip_timestamps_and_prefixes,

@@ -619,3 +619,23 @@ def test_a_graph_that_failed_to_stage_is_not_short_of_cores_when_its_status_says
            " alloc DEVICE memory: 45429760\n")
     assert [f.signature for f in analyze_text(log).findings][:1] != ["nrt-load-not-enough-neuroncores"]
     assert _top_family(log) == "runtime-device-memory"
+
+
+def _waiting(times: int, then: str = "") -> str:
+    loop = "".join(f"DEBUG 05-31 01:{40 + n:02d}:17 client.py:191] Waiting for output from MQLLMEngine.\n" for n in range(times))
+    return "INFO 05-31 01:38:02 llm_engine.py:72] Initializing an LLM engine with tensor_parallel_size=32\n" + loop + then
+
+
+def test_a_log_that_ends_in_a_loop_still_waiting_is_a_hang():
+    analysis = analyze_text(_waiting(6))
+    assert _top_family(_waiting(6)) == "process-hang"
+    assert "Waiting for output" in analysis.findings[0].evidence[0].text
+
+
+@pytest.mark.parametrize("log", [
+    _waiting(2),  # twice is a wait, not a loop
+    _waiting(6, "INFO 05-31 01:47:00 api_server.py:300] Started server process\n"),  # it stopped waiting
+    _waiting(6, "RuntimeError: NeuronCore 0 is already in use by process 4242\n"),  # a failure ends the wait
+])
+def test_a_wait_that_ended_is_no_hang(log):
+    assert _top_family(log) != "process-hang"

@@ -33,7 +33,7 @@ from forensics.parse.grammars import parse
 from forensics.parse.messages import COMPILE_END
 from forensics.parse.normalise import GLUED_PROGRESS, MARKDOWN_BOLD, NRT_RECORD_START, unescaped, unfold_traceback, unwrap
 from forensics.parse.shapes import CutMark, ProducerLine
-from forensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_SKELETONS, UNGATED_LINES
+from forensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_SKELETONS, UNGATED_LINES, WAIT_REPEATS
 from forensics.parse.tracebacks import TracebackReader
 from forensics.records import ERROR_LEVELS, ParsedLog, ProcessOutcome, SourceLine
 
@@ -66,6 +66,9 @@ class _Assembler(BlockReader, TracebackReader):
             return
         self.last_text = number
         self.tail.append((number, segment))
+        if "aiting" in segment:  # a polling loop prints the same line, its counters and clock aside
+            shape = _DIGITS.sub("", segment)
+            self.waiting = (shape, self.waiting[1] + 1 if self.waiting and self.waiting[0] == shape else 1)
         # A Go frame's function call sits on the line between two path lines.
         if self.open_stack is not None and number > self.open_stack.end_line + (2 if self.open_stack.syntax == "go" else 1):
             self.open_stack = None
@@ -187,6 +190,8 @@ class _Assembler(BlockReader, TracebackReader):
         elif self.last_error < max(near_end, 1) and (progress := self._compiler_still_talking()) is not None:
             # (Progress right after an error, such as the ICE banner's own USER lines, is a compile dying.)
             opened.append((progress, "compile"))
+        if self.waiting and self.waiting[1] >= WAIT_REPEATS and _DIGITS.sub("", self.tail[-1][1]) == self.waiting[0]:
+            opened.append((self.tail[-1][0], "wait"))  # the log ends in a loop still waiting for something
         for line, operation in sorted(opened, reverse=True)[:1]:
             if line >= near_end and line > self.last_error:
                 self._add(self.log.outcomes, ProcessOutcome.model_construct(

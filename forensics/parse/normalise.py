@@ -39,7 +39,8 @@ _FOLDED_EXCEPTION = re.compile(r"(?<!\s)\s+(?=(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|E
 MARKDOWN_BOLD = re.compile(r"^\*\*(?=[^*\s])(.*[^*\s])\*\*\s*$")
 # Progress characters a tool printed without a newline, glued in front of the next record.
 GLUED_PROGRESS = re.compile(r"^\.{2,}\s*(?=\S)")
-_PREFIX_START = re.compile(r"^(?:\(|\[(?:rank|default)\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::)|"
+_PREFIX_START = re.compile(r"^(?:\(|\[(?:rank|default)\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::|\d{3,6}Z)|"
+                           r"[\w.-]+ +\| |\[pod/|\[\d+,\d+\]<|"
                            r"[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20}|"
                            r"(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} )?\[[A-Z]{4,5} ?\] |E {3}|\s*\| ?|\s*\+ Exception Group)")
 

@@ -28,6 +28,7 @@ CONTINUATION_LINES = 16  # a coded message spans at most this many physical line
 UNGATED_LINES = 20000
 CUT_LINE = 16  # a last line shorter than this, without a space, is a paste cut mid-line
 HANG_TAIL = 5  # an operation left open this close to the end of the log, with no error after it, is a hang
+WAIT_REPEATS = 4  # a log that ends on the same "waiting for ..." line printed this often is waiting forever
 
 
 class AssemblerState:
@@ -52,6 +53,7 @@ class AssemblerState:
         self.last_error = 0  # line of the last record that reported an error
         self.last_text = 0  # line of the last non-blank line
         self.tail: deque[tuple[int, str]] = deque(maxlen=2)  # the last two non-blank segments: how the log ends
+        self.waiting: tuple[str, int] | None = None  # the latest "waiting ..." line's shape (digits out), how often
         self.uneventful: set[str] = set()  # line shapes (digits removed) that yielded no record
         self.last_line = 0
         self.context_left = 0  # plain lines still kept after the last line that carried something
