@@ -14,6 +14,12 @@ from forensics.linear_regex import compile_linear
 _STATUS_NAMES = (r"(?-i:\b(?:INTERNAL|UNIMPLEMENTED|RESOURCE_EXHAUSTED|OUT_OF_RANGE|DATA_LOSS|INVALID_ARGUMENT|"
                  r"FAILED_PRECONDITION|DEADLINE_EXCEEDED|UNAVAILABLE|ABORTED|PERMISSION_DENIED): )")
 
+# Python's TypeError for a call that does not fit the callee, also pasted without the class name
+# ("NeuronWorker.__init__() missing 1 required positional argument: 'cache_config'").
+_CALL_MISMATCH = (r"takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given|"
+                  r"missing \d+ required (?:positional|keyword-only) arguments?|got an unexpected keyword argument|"
+                  r"got multiple values for (?:keyword )?argument")
+
 # RE2 (linear time): a line is read by these before anything else, whatever its length or content.
 FAILURE_WORDS = compile_linear(
     r"(?i)error|fail|fatal|critical|exception|assert|abort|abnormal|panic|crash|killed|segmentation fault|"
@@ -21,7 +27,7 @@ FAILURE_WORDS = compile_linear(
     r"\bno package\b|"
     r"not initiali[sz]ed|not implemented|incompatible|unexpected|missing|denied|timed? ?out|"
     r"insufficient|not enough|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|undefined|\bno (?:\S+ ){1,3}found|"
-    + _STATUS_NAMES
+    + _STATUS_NAMES + "|" + _CALL_MISMATCH
 )
 
 # Words that say outright that something broke, not that something is absent or unsupported ("TVM not
@@ -31,7 +37,7 @@ FAILURE_WORDS = compile_linear(
 # are names, not failures.
 OUTRIGHT_FAILURE = compile_linear(
     r"(?i)\b(?:\w*error|errors?|fail(?:s|ed|ure|ures)?|fatal|abort(?:ed)?|panic(?:ked)?|crash(?:ed|es)?|"
-    r"segmentation fault|core dumped|killed|\w*exception|out of memory)\b|" + _STATUS_NAMES
+    r"segmentation fault|core dumped|killed|\w*exception|out of memory)\b|" + _STATUS_NAMES + "|" + _CALL_MISMATCH
 )
 # "no exceptions raised", "0 errors": a statement that nothing broke.
 _NOTHING_BROKE = compile_linear(r"(?i)\bno (?:\w+ )?(?:errors?|exceptions?|failures?)\b")

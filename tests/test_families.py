@@ -419,6 +419,7 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("ValueError: Hugging Face Hub deployments are currently not supported with AWS Neuron and Inferentia.",
      "model-library-error"),
     ("NotImplementedError: speculative decoding is not yet supported for the Neuron backend", "model-library-error"),
+    ("NeuronWorker.__init__() missing 1 required positional argument: 'cache_config'", "model-library-error"),
     # torch-neuron's warning that neuron-cc failed on a partition (the paste cut before the compiler's own error).
     ("WARNING:Neuron:torch.neuron.trace failed on _NeuronGraph$2347; falling back to native python function call",
      "framework-compile-failure"),
@@ -475,6 +476,7 @@ def test_near_misses_of_those_shapes_do_not(line):
     ("ERROR: torchvision 0.4.2 requires torch==1.3.1, which is not installed.", "pip-resolution"),  # no Neuron package
     ("jit trace failed on input 3 of 8, retrying with strict=False", "framework-compile-failure"),
     ("ValueError: more than 4096 neurons per layer are not supported", "model-library-error"),  # a model's neurons
+    ("Trainer.__init__() got an unexpected keyword argument 'tokenizer'", "model-library-error"),  # no Neuron class
     ("RuntimeError: neuronal morphology format v3 is not supported", "model-library-error"),  # a simulator's
 ])
 def test_tracer_and_framework_assertion_near_misses(line, not_family):

@@ -86,6 +86,9 @@ def test_start_up_chatter_with_failure_like_words_stays_silent(text):
     ("RESOURCE_EXHAUSTED: Out of memory allocating 4294967296 bytes", True),
     ("Internal: 3 GiB of 16 GiB in use", False),  # a word, not a status name
     ("Reading INTERNAL and EXTERNAL endpoints from the config", False),
+    # Python's TypeError for a call that does not fit, pasted without the class name
+    ("NeuronExecutor.__init__() takes 7 positional arguments but 8 were given", True),
+    ("forward() takes 2 positional arguments: input_ids and attention_mask", False),  # documentation, no call
 ])
-def test_an_xla_status_name_heading_a_line_is_a_failure(line, failed):
+def test_status_names_and_call_mismatches_are_failures(line, failed):
     assert bool(analyze_text(line + "\n").findings) == failed
