@@ -420,6 +420,16 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "model-library-error"),
     ("NotImplementedError: speculative decoding is not yet supported for the Neuron backend", "model-library-error"),
     ("NeuronWorker.__init__() missing 1 required positional argument: 'cache_config'", "model-library-error"),
+    ("/opt/aws/neuron/bin/neuron-ls: /lib64/libc.so.6: version `GLIBC_2.32' not found (required by "
+     "/opt/aws/neuron/bin/neuron-ls)", "version-skew"),
+    ("E   ImportError: cannot import name 'get_token' from 'huggingface_hub' (/home/u/.local/lib/python3.8/site-packages"
+     "/huggingface_hub/__init__.py)\n  File \"/home/u/optimum-neuron/tests/test_generate.py\", line 6", "version-skew"),
+    ("ClientError: CompilationError: Unable to compile model for ml_inf1: Please implement aten::alias in "
+     "native_ops/aten.py", "framework-unsupported-op"),
+    # The runtime's own words on a driver too old for it; the last line of a paste, ending its sentence, is no
+    # cut line to resemble the head of another message ("Unable to determine Neuron Driver version").
+    ("2022-Jul-18 08:43:01.0682  8984:8984  ERROR   NRT:nrt_init      Neuron Runtime 2.x requires Neuron driver"
+     "(aws-neuron-dkms) version 2.1 or above.", "version-skew"),
     # torch-neuron's warning that neuron-cc failed on a partition (the paste cut before the compiler's own error).
     ("WARNING:Neuron:torch.neuron.trace failed on _NeuronGraph$2347; falling back to native python function call",
      "framework-compile-failure"),
@@ -476,6 +486,11 @@ def test_near_misses_of_those_shapes_do_not(line):
     ("ERROR: torchvision 0.4.2 requires torch==1.3.1, which is not installed.", "pip-resolution"),  # no Neuron package
     ("jit trace failed on input 3 of 8, retrying with strict=False", "framework-compile-failure"),
     ("ValueError: more than 4096 neurons per layer are not supported", "model-library-error"),  # a model's neurons
+    # No Neuron in the run: another project's binary, import or build.
+    ("dlr.DLRError: Failed to load dynamic shared library /home/u/compiled.so /lib64/libm.so.6: version `GLIBC_2.27' "
+     "not found (required by /home/u/compiled.so)", "version-skew"),
+    ("ImportError: cannot import name 'get_token' from 'huggingface_hub' (/venv/lib/python3.8/site-packages/"
+     "huggingface_hub/__init__.py)", "version-skew"),
     ("Trainer.__init__() got an unexpected keyword argument 'tokenizer'", "model-library-error"),  # no Neuron class
     ("RuntimeError: neuronal morphology format v3 is not supported", "model-library-error"),  # a simulator's
 ])
@@ -577,6 +592,9 @@ terminate called after throwing an instance of 'c10::DistBackendError'
     # Habana Gaudi's graph compiler, and torch-xla on a TPU (XLA alone is no sign of Neuron).
     "[19:08:34.165045][PT_BRIDGE ][error][tid:44F8A] graph.cpp: 599Graph compile failed. synStatus=synStatus 26 "
     "[Generic failure]. compile\n",
+    # Tenstorrent's allocator (its words are the runtime's: "Not enough space to allocate").
+    "E       RuntimeError: TT_THROW @ ../tt_metal/impl/allocator/allocator.cpp:145: tt::exception\nE       Out of Memory: "
+    "Not enough space to allocate 67108864 B L1 buffer across 8 banks\n",
     "Exception in device=TPU:6: tensorflow/compiler/xla/xla_client/mesh_service.cc:294 : Failed to meet rendezvous "
     "'init': Socket closed (14)\n  File \"/usr/lib/python3/dist-packages/torch_xla/distributed/xla_multiprocessing.py\", "
     "line 231, in _start_fn\n",

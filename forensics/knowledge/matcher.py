@@ -86,6 +86,9 @@ def templates_of(kb: KnowledgeBase) -> list[tuple[Signature, tuple[str, ...]]]:
     return [(s, t) for s, t in found if t]
 
 
+_WHOLE_ENDINGS = (".", "!", "?", ")", "]", "}", '"', "'")
+
+
 def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: int, record_lines: frozenset[int]) -> list[Claim]:
     """The signature whose message template a failure line resembles best, when it resembles one enough.
     The input's last line may be cut short (a paste that stops mid-line): it is compared with each
@@ -96,7 +99,8 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
     for index in failure_lines:
         end_line, text = _block(retained, index, record_lines)
         line_tokens = tokens(text)
-        cut = end_line == last_line
+        # A line that ends a sentence or a bracket was not cut: it is a whole message of its own.
+        cut = end_line == last_line and not text.rstrip().endswith(_WHOLE_ENDINGS)
         score_of = cut_resemblance if cut else resemblance
         candidates = range(len(templated)) if cut else sorted({n for t in line_tokens for n in holders.get(t, ())})
         best: tuple[float, tuple[int, ...], Signature] | None = None
