@@ -664,3 +664,11 @@ def test_a_log_that_ends_in_a_loop_still_waiting_is_a_hang():
 ])
 def test_a_wait_that_ended_is_no_hang(log):
     assert _top_family(log) != "process-hang"
+
+
+def test_words_are_never_read_inside_ids_and_hashes():
+    """A random work directory or module hash spells hex words: `efa5` in a UUID is no EFA failure."""
+    log = ("2024-10-10 21:04:46.000246:  9694  ERROR ||NEURON_CC_WRAPPER||: Compilation failed for /tmp/u/neuroncc_compile"
+           "_workdir/b4d670f7-efa5-4206-b770-6f5f7d95dd58/model.MODULE_efa01234567+d41d8cd9.hlo_module.pb after 0 retries.\n")
+    families = [f.family for f in analyze_text(log).findings]
+    assert families[0] == "framework-compile-failure" and "collectives-efa" not in families

@@ -42,6 +42,9 @@ _MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
 # Hugging Face's lazy modules re-raise an import failure as "Failed to import optimum.neuron.modeling because of
 # the following error ...: No module named 'optimum.exporters.neuron'": the importer is named in the message.
 _LAZY_IMPORTER = compile_linear(r"Failed to import ([\w.]+) because")
+# UUIDs and hashes say no word: a random work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.
+_OPAQUE_ID = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|"
+                        r"(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,})(?![0-9A-Za-z])")
 _ASSERTION = compile_linear(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
 # An assertion in a framework's own C++ source (PyTorch's `INTERNAL ASSERT FAILED at "../torch/csrc/jit/..."`)
@@ -93,7 +96,7 @@ class _Facts:
         source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}
         # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
         # on every line of a traceback it relays) is no word of the failure.
-        self.failure_lines = [(line.line, unwrap(line.text.strip()).line) for line in retained
+        self.failure_lines = [(line.line, _OPAQUE_ID.sub("<id>", unwrap(line.text.strip()).line)) for line in retained
                               if line.line not in source and (line.line in error_level or reads_as_failure(line.text))]
         self.text_of = {line.line: line.text for line in retained}
         # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
