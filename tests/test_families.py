@@ -430,6 +430,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     # cut line to resemble the head of another message ("Unable to determine Neuron Driver version").
     ("2022-Jul-18 08:43:01.0682  8984:8984  ERROR   NRT:nrt_init      Neuron Runtime 2.x requires Neuron driver"
      "(aws-neuron-dkms) version 2.1 or above.", "version-skew"),
+    ("malloc(): unsorted double linked list corrupted", "runtime-process-crash"),  # glibc found its heap broken
+    ("INFO:Neuron:PyTorch to TF conversion failed to resolve function on aten::meshgrid with inputs [<tf.Tensor>]",
+     "framework-unsupported-op"),
     # torch-neuron's warning that neuron-cc failed on a partition (the paste cut before the compiler's own error).
     ("WARNING:Neuron:torch.neuron.trace failed on _NeuronGraph$2347; falling back to native python function call",
      "framework-compile-failure"),
@@ -486,6 +489,7 @@ def test_near_misses_of_those_shapes_do_not(line):
     ("ERROR: torchvision 0.4.2 requires torch==1.3.1, which is not installed.", "pip-resolution"),  # no Neuron package
     ("jit trace failed on input 3 of 8, retrying with strict=False", "framework-compile-failure"),
     ("ValueError: more than 4096 neurons per layer are not supported", "model-library-error"),  # a model's neurons
+    ("Verified 1200 shards: no corrupted files, malloc() arena stats written", "runtime-process-crash"),
     # No Neuron in the run: another project's binary, import or build.
     ("dlr.DLRError: Failed to load dynamic shared library /home/u/compiled.so /lib64/libm.so.6: version `GLIBC_2.27' "
      "not found (required by /home/u/compiled.so)", "version-skew"),
