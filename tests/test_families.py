@@ -433,6 +433,7 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("malloc(): unsorted double linked list corrupted", "runtime-process-crash"),  # glibc found its heap broken
     ("INFO:Neuron:PyTorch to TF conversion failed to resolve function on aten::meshgrid with inputs [<tf.Tensor>]",
      "framework-unsupported-op"),
+    ("RuntimeError: Failed to compile the model for inf2 (see the log above)", "framework-compile-failure"),
     # torch-neuron's warning that neuron-cc failed on a partition (the paste cut before the compiler's own error).
     ("WARNING:Neuron:torch.neuron.trace failed on _NeuronGraph$2347; falling back to native python function call",
      "framework-compile-failure"),
@@ -493,6 +494,7 @@ def test_near_misses_of_those_shapes_do_not(line):
     # No Neuron in the run: another project's binary, import or build.
     ("dlr.DLRError: Failed to load dynamic shared library /home/u/compiled.so /lib64/libm.so.6: version `GLIBC_2.27' "
      "not found (required by /home/u/compiled.so)", "version-skew"),
+    ("dlr.DLRError: Failed to load dynamic shared library /home/u/compiled.so", "framework-compile-failure"),  # a file
     ("ImportError: cannot import name 'get_token' from 'huggingface_hub' (/venv/lib/python3.8/site-packages/"
      "huggingface_hub/__init__.py)", "version-skew"),
     ("Trainer.__init__() got an unexpected keyword argument 'tokenizer'", "model-library-error"),  # no Neuron class
