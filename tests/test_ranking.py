@@ -49,3 +49,20 @@ def test_what_to_try_follows_the_ranked_hypotheses():
     stale = first_workaround("FileNotFoundError: [Errno 2] No such file or directory: "
                              "'/var/tmp/neuron-compile-cache/MODULE_1/model.neff.lock'")
     assert stale == ("stale-lock-or-partial-entry", "Remove the broken entry (or the whole cache) and rerun")
+
+
+ICE_BANNER = """\
+01/08/2020 12:51:20 PM ERROR [neuron-cc]: ***************************************************************
+01/08/2020 12:51:20 PM ERROR [neuron-cc]:  An Internal Compiler Error has occurred
+01/08/2020 12:51:20 PM ERROR [neuron-cc]: ***************************************************************
+01/08/2020 12:51:20 PM ERROR [neuron-cc]: Error message:  {message}
+01/08/2020 12:51:20 PM ERROR [neuron-cc]: Error location: pipeline.compile.0
+"""
+
+
+def test_a_worker_that_died_under_the_compiler_is_its_cause_even_without_the_error_class_line():
+    died = analyze_text(ICE_BANNER.format(message="A process in the process pool was terminated abruptly while the "
+                                                   "future was running or pending."))
+    assert died.findings[0].hypotheses[0].id == "worker-killed-host-memory"
+    other = analyze_text(ICE_BANNER.format(message="Assertion failed: shape mismatch in pass TensorInit"))
+    assert other.findings[0].hypotheses[0].id != "worker-killed-host-memory"
