@@ -678,3 +678,9 @@ def test_words_are_never_read_inside_ids_and_hashes():
            "_workdir/b4d670f7-efa5-4206-b770-6f5f7d95dd58/model.MODULE_efa01234567+d41d8cd9.hlo_module.pb after 0 retries.\n")
     families = [f.family for f in analyze_text(log).findings]
     assert families[0] == "framework-compile-failure" and "collectives-efa" not in families
+
+
+def test_a_lone_root_setting_is_no_compiler_frame():
+    log = ("root = neuronxcc/starfish/penguin/targets/transforms/InlineNKIKernels.py\n"
+           "RuntimeError: training stopped: loss is nan\n")
+    assert _top_family(log) not in ("nki-kernel-error", "compiler-internal-crash")

@@ -222,6 +222,9 @@ class _Assembler(BlockReader, TracebackReader):
 
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
         self._hangs()
+        # neuronx-cc names the failing pass's file and then each folder above it: one `root = ...` line alone
+        # is a setting someone printed (a dataset root), not that chain.
+        self.log.stacks[:] = [s for s in self.log.stacks if s.syntax != "root" or s.end_line > s.line]
         self._drop_retyped_codes()
         # A run stopped by hand and then started again, failing: the interrupt is history, not the outcome.
         self.log.outcomes[:] = [o for o in self.log.outcomes if o.kind != "interrupted" or o.line >= self.last_error]
