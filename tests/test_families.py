@@ -684,3 +684,12 @@ def test_a_lone_root_setting_is_no_compiler_frame():
     log = ("root = neuronxcc/starfish/penguin/targets/transforms/InlineNKIKernels.py\n"
            "RuntimeError: training stopped: loss is nan\n")
     assert _top_family(log) not in ("nki-kernel-error", "compiler-internal-crash")
+
+
+def test_a_launcher_stopped_from_outside_is_a_run_that_did_not_finish():
+    """torchrun's agent saying it received SIGTERM (a scheduler limit, a container OOM, a user) and stopping
+    its workers: the run was stopped, not failed by its own error. SIGKILL cannot be received: no such line."""
+    stopped = ("WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers\n"
+               "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3721028 closing signal SIGTERM\n")
+    assert _top_family(stopped) == "process-hang"
+    assert _top_family(stopped + "RuntimeError: NEFF load failed: NRT_RESOURCE\n") != "process-hang"  # an error came after

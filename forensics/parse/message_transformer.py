@@ -29,7 +29,8 @@ _PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 # How a process ended -> (outcome kind, the signal that ends it that way)
 _ENDINGS: dict[str, tuple[OutcomeKind, int]] = {
     "shell killed": ("killed", 9), "oom killed": ("killed", 9),
-    "signal kill": ("killed", 9), "interrupted": ("interrupted", 2), "segfault": ("segfault", 11), "abort": ("abort", 6)}
+    "signal kill": ("killed", 9), "interrupted": ("interrupted", 2), "terminated": ("interrupted", 15),
+    "segfault": ("segfault", 11), "abort": ("abort", 6)}
 
 
 class MessageShapes(Transformer):
@@ -137,8 +138,9 @@ class MessageShapes(Transformer):
         [signal] = parts
         return "segfault" if "Segmentation" in signal else "abort"
 
-    def interrupted(self, _parts: Parts) -> str:
-        return "interrupted"
+    def interrupted(self, parts: Parts) -> str:
+        [said] = parts
+        return "terminated" if "15" in said else "interrupted"
 
     def signalled(self, parts: Parts) -> str:
         [said] = parts
