@@ -15,6 +15,7 @@ from forensics.diagnose.versions import catalogue_fixed_in
 from forensics.knowledge import builtin_kb
 from forensics.knowledge.docs import missing_sections
 from forensics.knowledge.schema import Signature
+from forensics.render.family_docs import family_pages
 from forensics.render.catalogue import docs_pages
 from tools.gen_signature_docs import DOCS_DIR, stale_pages
 
@@ -48,20 +49,21 @@ def test_docs_pages_are_current():
 
 
 def test_generator_check_fails_on_stale_docs_and_passes_after_writing(tmp_path):
-    out = tmp_path / "signatures"
+    out, families = tmp_path / "signatures", ["--families-out", str(tmp_path / "families")]
 
     def stale_report() -> list[str]:
-        checked = subprocess.run([*GENERATE, "--check", "--out", str(out)], capture_output=True, text=True)
+        checked = subprocess.run([*GENERATE, "--check", "--out", str(out), *families], capture_output=True, text=True)
         stale = [line for line in checked.stdout.splitlines() if line.endswith("stale, run python tools/gen_signature_docs.py")]
         assert not stale or checked.returncode == 1
         return stale
 
-    assert len(stale_report()) == len(SIGNATURES) + 1  # nothing written yet: every page and the index
-    subprocess.run([*GENERATE, "--out", str(out)], check=True, capture_output=True)
+    # nothing written yet: every page and the index of both sets
+    assert len(stale_report()) == len(SIGNATURES) + 1 + len(builtin_kb().families) + 1
+    subprocess.run([*GENERATE, "--out", str(out), *families], check=True, capture_output=True)
     assert stale_report() == []
     (out / "gone-signature.md").write_text("# removed signature\n")
     assert stale_report() == [f"{out / 'gone-signature.md'}: stale, run python tools/gen_signature_docs.py"]
-    subprocess.run([*GENERATE, "--out", str(out)], check=True, capture_output=True)
+    subprocess.run([*GENERATE, "--out", str(out), *families], check=True, capture_output=True)
     assert not (out / "gone-signature.md").exists() and stale_report() == []
     index = (out / "index.md").read_text()
     assert all(f"]({s.id}.md)" in index for s in SIGNATURES)
@@ -115,3 +117,16 @@ def test_no_internal_word_reaches_the_text_users_read():
         texts += [t for h in signature.hypotheses for t in (h.title, h.explanation, h.check or "")]
         texts += [t for w in signature.workarounds for t in (w.title, w.description or "")]
         assert not any(internal.search(t or "") for t in texts), signature.id
+
+
+def test_family_pages_are_current_and_say_how_each_family_is_recognised():
+    families = list(builtin_kb().families.values())
+    pages = family_pages(families)
+    assert not stale_pages(pages, REPO / "docs" / "families"), "docs/families is stale: run python tools/gen_signature_docs.py"
+    for family in families:
+        page = pages[f"{family.id}.md"]
+        for heading in ("## What it is", "## What it means", "## How it is recognised", "## Examples"):
+            assert heading in page, f"{family.id}: {heading}"
+        recognised = page.split("## How it is recognised", 1)[1].split("\n## ", 1)[0]
+        assert recognised.count("\n- ") == len(family.detect), family.id  # one line per rule
+    assert all(f"]({f.id}.md)" in pages["index.md"] for f in families)

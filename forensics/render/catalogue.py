@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from forensics.knowledge import KnowledgeBase
 from forensics.knowledge.order import tier_of
-from forensics.knowledge.schema import EvidenceRule, Signature
+from forensics.knowledge.schema import EvidenceRule, Family, Signature
 from forensics.records import FixedIn
 from forensics.render.markdown import cell, code_block, code_span
 
@@ -146,7 +146,7 @@ def _recognised(signature: Signature) -> list[str]:
     return out
 
 
-def _hypotheses(signature: Signature) -> list[str]:
+def hypotheses_markdown(signature: Signature | Family) -> list[str]:
     out = ["## Hypotheses", ""]
     for number, h in enumerate(signature.hypotheses, 1):
         out += [f"### {number}. {h.title}", "", f"{code_span(h.id)}, prior {h.prior:g}"]
@@ -162,7 +162,7 @@ def _hypotheses(signature: Signature) -> list[str]:
     return out
 
 
-def _workarounds(signature: Signature) -> list[str]:
+def workarounds_markdown(signature: Signature | Family) -> list[str]:
     out = ["## Workarounds", ""]
     for w in signature.workarounds:
         out += [f"### {w.title}", ""]
@@ -189,9 +189,9 @@ def entry_markdown(signature: Signature, fixed_in: FixedIn | None) -> str:
     out += ["", "## What it is", "", signature.summary.strip(), "", "## Why it happens", "", signature.meaning.strip(), ""]
     out += _recognised(signature) + [""]
     if signature.hypotheses:
-        out += _hypotheses(signature)
+        out += hypotheses_markdown(signature)
     if signature.workarounds:
-        out += _workarounds(signature)
+        out += workarounds_markdown(signature)
     out += ["## Fixed in", ""]
     sentence = fixed_in.summary if fixed_in else None
     if sentence and signature.fixed_in:
