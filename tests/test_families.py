@@ -389,6 +389,8 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     # The compiler's log names the component that failed, whatever the message says.
     ("03/01/2023 01:28:13 PM ERROR 59059 [Tensorizer]: Transformation error on operator: _dot.1235", "compiler-tensorizer"),
     ("03/01/2023 01:28:13 PM ERROR 59059 [Codegen]: unexpected state while lowering", "compiler-codegen"),
+    # ... also pasted without the timestamp
+    ("ERROR 59059 [Tensorizer]: Transformation error on operator: _dot.1235", "compiler-tensorizer"),
     ("TypeError: Can't instantiate abstract class NeuronWorker with abstract method execute_worker", "model-library-error"),
     # A library class name inside a longer CamelCase name.
     ("AttributeError: type object 'MistralNeuronConfig' does not have the attribute 'get_axes'", "model-library-error"),

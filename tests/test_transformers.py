@@ -45,6 +45,8 @@ CASES = [
     ("compiler", None, "2024-08-15T14:51:41Z ERROR 3835 [sg0000/Tensorizer/BirCodeGenLoop]:   tensorcopy failed",
      ProducerLine("compiler", "  tensorcopy failed", "ERROR", "sg0000/Tensorizer/BirCodeGenLoop", 3835,
                   "2024-08-15T14:51:41Z")),
+    ("compiler", None, "USER 48240 [sg0000/Tensorizer/TensorCopyElim]: Running TensorCopyElim",
+     ProducerLine("compiler", "Running TensorCopyElim", "USER", "sg0000/Tensorizer/TensorCopyElim", 48240, None)),
     ("compiler", None, "06/16/2021 08:46:36 AM ERROR [neuron-cc]: compilation failed",
      ProducerLine("compiler", "compilation failed", "ERROR", "neuron-cc", None, "06/16/2021 08:46:36 AM")),
     ("compiler", None, "2023-12-12T17:28:24Z Running birverifier",

@@ -24,6 +24,7 @@ from forensics.parse.gates import (
     is_candidate,
     is_quiet,
     maybe_traceback,
+    maybe_untimed_compiler,
     maybe_untimed_framework,
     maybe_untimed_runtime,
     timestamped_grammars,
@@ -131,6 +132,8 @@ class _Assembler(BlockReader, TracebackReader):
         if start.startswith(COMPILER_BLOCK_STARTS) and (line := parse("compiler", body)) is not None:
             return self._producer_line(number, line)
         if maybe_untimed_runtime(start) and (line := parse("runtime", start)) is not None:
+            return self._producer_line(number, line)
+        if maybe_untimed_compiler(start) and (line := parse("compiler", start)) is not None:
             return self._producer_line(number, line)
         if maybe_untimed_framework(body) and (line := parse("framework", body)) is not None:
             return self._producer_line(number, line)

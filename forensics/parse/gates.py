@@ -80,6 +80,18 @@ def maybe_untimed_runtime(body: str) -> bool:
     return body[:1].isupper() and _untimed_runtime_head().match(body) is not None
 
 
+@cache
+def _untimed_compiler_head() -> re.Pattern[str]:
+    """`ERROR 40712 [neuronx-cc]:` from compiler.lark's own LEVEL terminal: a level, a pid, a component."""
+    level = parser("compiler").get_terminal("LEVEL").pattern.value
+    return re.compile(rf"(?:{level}) \d+ (?:\d+ )?(?:\(sg\d+\) )?\[")
+
+
+def maybe_untimed_compiler(body: str) -> bool:
+    """A neuronx-cc driver line copied without its timestamp: `ERROR 40712 [sg0000/Tensorizer/...]: ...`."""
+    return body[:1].isupper() and _untimed_compiler_head().match(body) is not None
+
+
 def maybe_untimed_framework(body: str) -> bool:
     """glog `F hilo/x.cc:160] ...` or logrus `ERRO[0000] ...`."""
     return (body[1:2] == " " and body[:1] in "IWEF") or body[4:5] == "["

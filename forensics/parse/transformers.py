@@ -59,6 +59,10 @@ class CompilerShapes(Transformer):
         timestamp, level, pid, _thread, _subgraph, component, message = parts
         return ProducerLine("compiler", _own_message(message), str(level), str(component), int(pid), str(timestamp))
 
+    def untimed_driver_line(self, parts: Parts) -> ProducerLine:
+        level, pid, _thread, _subgraph, component, message = parts
+        return ProducerLine("compiler", _own_message(message), str(level), str(component), int(pid), None)
+
     def legacy_line(self, parts: Parts) -> ProducerLine:
         timestamp, level, pid, component, message = parts
         return ProducerLine("compiler", _own_message(message), str(level), str(component), _number(pid),
