@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from forensics.diagnose.evidence import Facts, lines_between, rank_hypotheses
-from forensics.diagnose.families import FamilyHit, detect_families, ran_elsewhere
+from forensics.diagnose.families import FamilyFacts, FamilyHit, detect_families
 from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from forensics.diagnose.generic import generic_findings
 from forensics.diagnose.similar import Match as SimilarMatch
@@ -57,8 +57,9 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     claims = match(kb, log, retained)
     findings = [_finding(group, log, retained, facts) for group in _by_signature(claims)]
     claimed = {n for c in claims for n in range(c.line, c.end_line + 1)}
-    elsewhere = ran_elsewhere(log, retained)
-    families = [] if elsewhere else _family_findings(_unexplained(detect_families(kb, log, retained), findings, claimed, kb),
+    read = FamilyFacts(log, retained)
+    elsewhere = read.ran_elsewhere
+    families = [] if elsewhere else _family_findings(_unexplained(detect_families(kb, read), findings, claimed, kb),
                                                      log, retained, facts)
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
     findings += families

@@ -18,7 +18,7 @@ from functools import cache
 from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.schema import Detect, Family
 from forensics.linear_regex import compile_linear
-from forensics.masking import mask
+from forensics.masking import mask, mask_ids
 from forensics.parse.normalise import unwrap
 from forensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
 from forensics.vocabulary import code_parts, reads_as_failure
@@ -42,9 +42,6 @@ _MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
 # Hugging Face's lazy modules re-raise an import failure as "Failed to import optimum.neuron.modeling because of
 # the following error ...: No module named 'optimum.exporters.neuron'": the importer is named in the message.
 _LAZY_IMPORTER = compile_linear(r"Failed to import ([\w.]+) because")
-# UUIDs and hashes say no word: a random work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.
-_OPAQUE_ID = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|"
-                        r"(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,})(?![0-9A-Za-z])")
 _ASSERTION = compile_linear(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
 # An assertion in a framework's own C++ source (PyTorch's `INTERNAL ASSERT FAILED at "../torch/csrc/jit/..."`)
@@ -78,8 +75,9 @@ def place_frame(frame: Frame) -> StageRule | None:
     return next((rule for rule in stage_rules() if rule.pattern.search(frame.file)), None)
 
 
-class _Facts:
-    """What the detect selectors read, gathered from the records once per input."""
+class FamilyFacts:
+    """What the detect selectors read, gathered from the records once per input (diagnose builds it once and
+    asks it both whether the log is Neuron's at all and which families hold)."""
 
     def __init__(self, log: ParsedLog, retained: list[SourceLine]) -> None:
         self.log = log
@@ -96,13 +94,15 @@ class _Facts:
         source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}
         # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
         # on every line of a traceback it relays) is no word of the failure.
-        self.failure_lines = [(line.line, _OPAQUE_ID.sub("<id>", unwrap(line.text.strip()).line)) for line in retained
+        # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)
+        self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
                               if line.line not in source and (line.line in error_level or reads_as_failure(line.text))]
         self.text_of = {line.line: line.text for line in retained}
         # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
         self.failure_blob = "\n".join(text for _, text in self.failure_lines).lower()
         # What the run involved, for context_words: every kept line, frame path and installed package.
-        self.context = _context(log, retained, self.frames)
+        self.context = "\n".join([line.text for line in retained] + [f.file for f in self.frames]
+                                 + list(log.environment.packages)).lower()
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
@@ -115,6 +115,12 @@ class _Facts:
                                       {"killed_process": exit_status.tool, "exit_code": exit_status.code}))
 
     # Each selector returns (lines, fields) when it holds, None when it does not.
+
+    @property
+    def ran_elsewhere(self) -> bool:
+        """A run on another accelerator with nothing of Neuron in what was kept: no family or public Neuron
+        report is named for it (a signature's printed code or status still is)."""
+        return bool(_OTHER_ACCELERATOR.search(self.context)) and not _NEURON_TRACE.search(self.context)
 
     def code_components(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         wanted = {c.upper() for c in rule.code_components}
@@ -259,14 +265,15 @@ def _any_of(words: Sequence[str]) -> str:
 
 
 _SELECTORS = (
-    ("code_components", _Facts.code_components), ("nrt_statuses", _Facts.nrt_statuses),
-    ("structures", _Facts.structures), ("runtime_heads", _Facts.runtime_heads), ("compiler_heads", _Facts.compiler_heads),
-    ("frame_paths", _Facts.frame_paths), ("frame_code", _Facts.frame_code), ("exceptions", _Facts.exceptions),
-    ("outcomes", _Facts.outcomes_), ("words", _Facts.words), ("context_words", _Facts.context_words),
+    ("code_components", FamilyFacts.code_components), ("nrt_statuses", FamilyFacts.nrt_statuses),
+    ("structures", FamilyFacts.structures), ("runtime_heads", FamilyFacts.runtime_heads),
+    ("compiler_heads", FamilyFacts.compiler_heads), ("frame_paths", FamilyFacts.frame_paths),
+    ("frame_code", FamilyFacts.frame_code), ("exceptions", FamilyFacts.exceptions), ("outcomes", FamilyFacts.outcomes_),
+    ("words", FamilyFacts.words), ("context_words", FamilyFacts.context_words),
 )
 
 
-def _rule_hit(facts: _Facts, rule: Detect) -> tuple[list[int], dict[str, object], float] | None:
+def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, object], float] | None:
     lines: list[int] = []
     fields: dict[str, object] = {}
     confidence = 0.0
@@ -298,21 +305,8 @@ _NEURON_TRACE = re.compile(r"neuron|trainium|inferentia|nccom|ncc_|(?<![a-z0-9])
                            r"neff)(?![a-z])")
 
 
-def _context(log: ParsedLog, retained: list[SourceLine], frames: list[Frame]) -> str:
-    """What was kept of the input, lower-cased: every kept line, frame path and installed package."""
-    return "\n".join([line.text for line in retained] + [f.file for f in frames] + list(log.environment.packages)).lower()
-
-
-def ran_elsewhere(log: ParsedLog, retained: list[SourceLine]) -> bool:
-    """The log is a run on another accelerator with nothing of Neuron in it: no family or public Neuron report
-    is named for it (a signature's printed code or status still is)."""
-    context = _context(log, retained, [f for s in log.stacks for f in s.frames])
-    return bool(_OTHER_ACCELERATOR.search(context)) and not _NEURON_TRACE.search(context)
-
-
-def detect_families(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[FamilyHit]:
+def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
     """Every family with a rule that holds, with the lines behind it and the fields its selectors read."""
-    facts = _Facts(log, retained)
     errors_only = copy(facts)
     errors_only.failure_lines = [(n, text) for n, text in facts.failure_lines if n not in facts.below_error]
     hits = []

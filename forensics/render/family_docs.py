@@ -7,14 +7,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from forensics.knowledge.schema import Detect, Family
-from forensics.render.catalogue import hypotheses_markdown, workarounds_markdown
+from forensics.render.catalogue import SAMPLE_LOG_LINK, hypotheses_markdown, workarounds_markdown
 from forensics.render.markdown import cell, code_span
-
-SAMPLE_LOG_LINK = "../../sample_logs/"
 
 
 def _one_of(words: Sequence[str]) -> str:
     return ", ".join(code_span(w) for w in words)
+
+
+# Each selector of a detect rule, as a phrase before its values (docs/architecture.md names the selectors).
+_PHRASES = (
+    ("nrt_statuses", "runtime status"),
+    ("runtime_heads", "an error-level runtime record whose head matches"),
+    ("compiler_heads", "an error-level compiler record of component"),
+    ("frame_paths", "a failing stack frame in"),
+    ("frame_code", "the call under a frame matching"),
+    ("exceptions", "an exception"),
+    ("structures", "the shape"),
+)
 
 
 def _rule(rule: Detect) -> str:
@@ -23,27 +33,13 @@ def _rule(rule: Detect) -> str:
     if rule.code_components:
         classes = f" (class {', '.join(rule.code_classes)})" if rule.code_classes else ""
         parts.append(f"a code of component {_one_of(rule.code_components)}{classes}")
-    if rule.nrt_statuses:
-        parts.append(f"runtime status {_one_of(rule.nrt_statuses)}")
-    if rule.runtime_heads:
-        parts.append(f"an error-level runtime record whose head matches {_one_of(rule.runtime_heads)}")
-    if rule.compiler_heads:
-        parts.append(f"an error-level compiler record of component {_one_of(rule.compiler_heads)}")
-    if rule.frame_paths:
-        parts.append(f"a failing stack frame in {_one_of(rule.frame_paths)}")
-    if rule.frame_code:
-        parts.append(f"the call under a frame matching {_one_of(rule.frame_code)}")
-    if rule.exceptions:
-        parts.append(f"an exception {_one_of(rule.exceptions)}")
+    parts += [f"{phrase} {_one_of(getattr(rule, name))}" for name, phrase in _PHRASES if getattr(rule, name)]
     if rule.outcomes:
         operations = f" (in {', '.join(rule.operations)})" if rule.operations else ""
         parts.append(f"the process ended: {', '.join(rule.outcomes)}{operations}")
-    if rule.structures:
-        parts.append(f"the shape {_one_of(rule.structures)}")
-    if rule.words:
-        parts.append("a failure line with " + " and ".join(f"one of {_one_of(group)}" for group in rule.words))
-    if rule.context_words:
-        parts.append("in a run that names " + " and ".join(f"one of {_one_of(group)}" for group in rule.context_words))
+    for groups, phrase in ((rule.words, "a failure line with "), (rule.context_words, "in a run that names ")):
+        if groups:
+            parts.append(phrase + " and ".join(f"one of {_one_of(group)}" for group in groups))
     return "- " + "; and ".join(parts)
 
 
