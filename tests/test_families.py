@@ -87,6 +87,12 @@ def test_bare_killed_after_a_compile_is_a_host_oom_kill():
     assert top.family == "host-oom-kill" and top.tier in ("exact", "family")
 
 
+def test_a_worker_a_signal_ended_is_a_finding_even_when_no_family_knows_why():
+    findings = analyze_text("Running on trn1\n  traceback : Signal 6 (SIGABRT) received by PID 1186\n").findings
+    assert [(f.signature, f.title) for f in findings] == [
+        ("generic-process-crash", "A process was ended by a signal (SIGABRT)")]
+
+
 def test_a_word_that_only_resembles_killed_is_not_an_outcome():
     assert analyze_text("INFO: job Killed-by-user-request handler registered\n").findings == []
 

@@ -138,6 +138,21 @@ def test_a_process_ended_by_a_signal_is_an_outcome_in_the_words_tools_use():
     assert _parse("the process handles signal 9 by flushing its logs\n").outcomes == []
 
 
+def test_torchruns_report_of_a_worker_a_signal_ended_is_an_outcome():
+    """torchrun prints a worker's signal as a negative exit code, in its logging format or glog's header."""
+    for text, kind in (
+            ("E1002 09:22:45.002000 1180 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) "
+             "local_rank: 3 (pid: 1186) of binary: /usr/bin/python3", "killed"),
+            ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -11) local_rank: 0 (pid: 11) of binary: x",
+             "segfault"),
+            ("  exitcode  : -6 (pid: 1186)", "abort"),
+            ("  traceback : Signal 9 (SIGKILL) received by PID 1186", "killed")):
+        assert [o.kind for o in _parse(text + "\n").outcomes] == [kind], text
+    # A worker that exited with an error of its own (exit code 1) was not ended by a signal.
+    assert _parse("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0\n").outcomes == []
+    assert _parse("  exitcode  : 1 (pid: 1186)\n").outcomes == []
+
+
 def test_torch_neurons_report_of_the_compilers_exit_status_is_an_exit_status():
     log = _parse("INFO:Neuron:Compile command returned: -9\n")
     assert [(e.tool, e.code) for e in log.exits] == [("neuron-cc", -9)]

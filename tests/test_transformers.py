@@ -81,6 +81,8 @@ CASES = [
      ProducerLine("framework", "Failed compilation", "ERROR", None, None, "2026-03-30 13:32:48")),
     ("framework", None, "F external/xla/parse_flags_from_env.cc:224] Unknown flags",
      ProducerLine("framework", "Unknown flags", "F", "external/xla/parse_flags_from_env.cc:224")),
+    ("framework", None, "E0501 10:00:00.123456  77 pjrt_plugin.cc:9] Init failed",
+     ProducerLine("framework", "Init failed", "E", "pjrt_plugin.cc:9")),
     ("framework", None, "ERRO[0004] Processing failed", ProducerLine("framework", "Processing failed", "ERRO")),
     # environment.lark
     ("environment", None, "aws-neuronx-runtime-lib/unknown,now 2.21.41.0 amd64 [installed]",

@@ -24,6 +24,9 @@ PLAIN_FAILURE_LINES = 20  # with no error-level record, the last this many plain
 _QUIET_HEAD = re.compile(r"^\W*(?:INFO|DEBUG|TRACE|NOTICE|WARN(?:ING)?)\b")
 
 
+_CRASHES = {"killed": "SIGKILL", "segfault": "SIGSEGV", "abort": "SIGABRT", "signal": "a signal"}
+
+
 def explain_code(code: str) -> str:
     parts = CODE_PARTS.match(code) if code.startswith("NCC_") else None
     if not parts:
@@ -70,6 +73,13 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[in
                          f"{exit_status.tool} failed with {exit_status.code}",
                          "The compiler process failed; the root cause is usually printed earlier in its log.",
                          exit_status.line, exit_status.line, retained)]
+    for outcome in (o for o in reversed(log.outcomes) if o.kind in _CRASHES):
+        # A process a signal ended printed no error of its own: the signal is the failure (torchrun's
+        # ChildFailedError after it only reports it).
+        who = outcome.process or "A process"
+        return [_generic(None, "process-crash", f"{who} was ended by a signal ({_CRASHES[outcome.kind]})", "framework",
+                         outcome.text, "A process was ended by a signal, not by an error it reported; what it was "
+                         "doing when it ended (the lines before) says where to look.", outcome.line, outcome.line, retained)]
     for traceback in reversed(log.tracebacks):
         if traceback.exception:
             return [_generic(None, "python-exception", f"Unrecognised {traceback.exception}", "framework",

@@ -94,8 +94,9 @@ def maybe_untimed_compiler(body: str) -> bool:
 
 
 def maybe_untimed_framework(body: str) -> bool:
-    """glog `F hilo/x.cc:160] ...` or logrus `ERRO[0000] ...`."""
-    return (body[1:2] == " " and body[:1] in "IWEF") or body[4:5] == "["
+    """glog `F hilo/x.cc:160] ...`, glog's own header `F0501 10:00:00.123456 1234 x.cc:226] ...`, or logrus
+    `ERRO[0000] ...`."""
+    return body[:1] in "IWEF" and (body[1:2] == " " or body[1:5].isdigit() and body[5:6] == " ") or body[4:5] == "["
 
 
 def timestamped_grammars(body: str) -> tuple[str, ...]:

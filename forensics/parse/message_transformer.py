@@ -25,6 +25,7 @@ from forensics.records import OutcomeKind
 
 _PARENTHESISED_NUMBER = re.compile(r"^'?\s*\((\d{1,19})\)")  # `'NERR_RESOURCE' (4)`: the number after a name
 _UNPREFIXED_SCHEME = re.compile(r"^[EIW][A-Z]{3,4}\d{3}$")
+_SIGNAL = re.compile(r"(?<![\w])(?:SIG)?(KILL|SEGV|ABRT|9|11|6)\b")  # the first signal a line names
 _PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 # How a process ended -> (outcome kind, the signal that ends it that way)
 _ENDINGS: dict[str, tuple[OutcomeKind, int]] = {
@@ -143,9 +144,10 @@ class MessageShapes(Transformer):
         return "terminated" if "15" in said else "interrupted"
 
     def signalled(self, parts: Parts) -> str:
-        [said] = parts
-        number = said.rstrip().rsplit(" ", 1)[-1].removeprefix("SIG")
-        return {"9": "signal kill", "KILL": "signal kill", "11": "segfault", "SEGV": "segfault"}.get(number, "abort")
+        [said] = parts  # `killed by signal 9`, `terminated by signal SIGKILL`, torchrun's `(exitcode: -9)`
+        number = _SIGNAL.search(said)
+        return {"9": "signal kill", "KILL": "signal kill", "11": "segfault", "SEGV": "segfault"}.get(
+            number.group(1) if number else "", "abort")
 
     def api_call(self, parts: Parts) -> ApiTrace:
         api, phase, _rest = parts

@@ -48,6 +48,10 @@ COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeeded
 Shape = TypeVar("Shape")
 
 
+# Words one of grammars/messages.lark's `outcome` alternatives needs: a line with none skips that parser.
+_OUTCOME_WORDS = ("illed", "Segmentation", "dumped)", "ignal", "^C", "exitcode")
+
+
 def _find(start: str, shape: type[Shape], text: str) -> Shape | None:
     """The first `shape` in a message: grammars/messages.lark has one start rule per shape."""
     found = parse("messages", text, start)
@@ -128,7 +132,7 @@ class MessageReader(AssemblerState):
         return found
 
     def _outcomes(self, number: int, text: str) -> bool:
-        if not ("illed" in text or "Segmentation" in text or "dumped)" in text or "signal" in text or "^C" in text) or not (
+        if not any(word in text for word in _OUTCOME_WORDS) or not (
                 ended := _find("outcome", ProcessEnd, text)):
             return False
         self._add(self.log.outcomes, ended.at(number, text.strip()))

@@ -159,6 +159,10 @@ class FrameworkShapes(Transformer):
         timestamp, level, source, message = parts
         return _framework_line(message, str(level), str(source), None, timestamp)
 
+    def glog_header_line(self, parts: Parts) -> ProducerLine:
+        stamp, _thread, source, message = parts  # `F0501 10:00:00.123456  1234 file.cc:226]`: the level leads the stamp
+        return _framework_line(message, stamp[0], str(source), None, None)
+
     def logrus_line(self, parts: Parts) -> ProducerLine:
         level, message = parts
         return _framework_line(message, level[:4], None, None, None)  # `ERRO[0004]`: the level is the word
