@@ -233,6 +233,7 @@ class ParsedLog(Record):
     api_calls: list[ApiCall] = Field(default_factory=new_list)
     environment: Environment = Field(default_factory=Environment)
     truncated: bool = False  # record caps were hit on a huge input
+    repeated_below_error: list[int] = Field(default_factory=new_list)  # lines of an earlier warning's shape, not parsed again
 
     def error_lines(self) -> set[int]:
         """Lines whose producer printed them at an error level."""
@@ -240,7 +241,7 @@ class ParsedLog(Record):
 
     def below_error_lines(self) -> set[int]:
         """Lines whose producer printed them at a level below error (WARN, INFO...)."""
-        return {e.line for e in self.events if e.level and e.level.upper() not in ERROR_LEVELS}
+        return {e.line for e in self.events if e.level and e.level.upper() not in ERROR_LEVELS} | set(self.repeated_below_error)
 
 
 # ---------------------------------------------------------------- findings (diagnose output)

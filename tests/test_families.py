@@ -445,6 +445,10 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     # torch-neuron's warning that neuron-cc failed on a partition (the paste cut before the compiler's own error).
     ("WARNING:Neuron:torch.neuron.trace failed on _NeuronGraph$2347; falling back to native python function call",
      "framework-compile-failure"),
+    # A Neuron tool's command line refusing a subcommand a guide uses: the install is another release than the guide.
+    ("optimum-cli neuron cache: error: argument {create,set,add,list,synchronize}: invalid choice: 'lookup' (choose "
+     "from 'create', 'set', 'add', 'list', 'synchronize')", "version-skew"),
+    ("neuronx-cc: error: unrecognized arguments: --enable-fast-loading", "compiler-arguments"),  # the compiler's own
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -478,6 +482,7 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "Error response from daemon: client version 1.39 is older than the runtime API version 1.41",
     # The Error of an exception's class name is no failure word of its message ("compiled for" is no compile failure).
     "AssertionError: Input length 5120 exceeds the maximum context length 4096 the model was compiled for",
+    "git: error: argument {commit,push}: invalid choice: 'comit' (choose from 'commit', 'push')",  # not a Neuron tool
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",

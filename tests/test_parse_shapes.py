@@ -364,6 +364,12 @@ RECORD_KINDS = [
      "numpy==1.26.4"),
     ("env_vars", 'export NEURON_CC_FLAGS="--auto-cast=none"', lambda log: log.environment.env_vars,
      {"NEURON_CC_FLAGS": "--auto-cast=none"}, "export PATH=/opt/bin"),
+    # The second warning of one shape skips the parsers but is still a warning (the flood shortcut keeps its level).
+    ("repeated_below_error", "2023-Dec-04 23:55:34.0909 492260:492606 [6] init.cc:138 CCOM WARN OFI plugin initNet() "
+     "failed is EFA enabled?\n2023-Dec-04 23:55:35.0178 492261:492613 [0] init.cc:138 CCOM WARN OFI plugin initNet() "
+     "failed is EFA enabled?", lambda log: log.repeated_below_error, [2],
+     "2023-Dec-04 23:55:34.0909 492260:492606 [6] init.cc:138 CCOM WARN OFI plugin initNet() failed is EFA enabled?"
+     "\n2023-Dec-04 23:55:35.0178 492261:492613 [0] init.cc:138 CCOM ERROR OFI plugin initNet() failed is EFA enabled?"),
     ("instance_type", "running on a trn1.32xlarge host", lambda log: log.environment.instance_type, "trn1.32xlarge",
      "running on a trn1 host"),
 ]

@@ -82,7 +82,9 @@ def _with_similar_reports(findings: list[Finding], log: ParsedLog, retained: lis
     log, the closest report's family as a finding of tier `similar` (low confidence), before generic ones."""
     index = case_index(kb)
     if not any(f.tier in ("exact", "family") for f in findings):
-        failures = [line for line in retained if reads_as_failure(line.text)][-SIMILAR_TIER_LINES:]
+        # (A line its producer printed as a warning is no failure that a resemblance alone could name.)
+        quiet = log.below_error_lines()
+        failures = [line for line in retained if line.line not in quiet and reads_as_failure(line.text)][-SIMILAR_TIER_LINES:]
         matches = [m for m in index.search([line.text for line in failures]) if m.case.url not in exclude]
         if matches and matches[0].closeness >= SIMILAR_TIER_CLOSENESS and matches[0].case.family in kb.families:
             findings = [_similar_finding(matches[0], failures[matches[0].text], log, retained, kb, facts), *findings]
@@ -163,19 +165,25 @@ def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[in
     """Family hits that say something the exact findings do not: not a family an exact finding's family is
     or narrows, not lines exact findings already hold, not a fallback family when anything else holds. Of
     the rest, one per component (one failure, one finding): a family another hit narrows comes last, then
-    the most confident, the earliest on a tie; the first is kept with the others' lines and fields added."""
+    the most confident, the earliest on a tie; the first is kept with the others' lines and fields added.
+    A hit whose lines a narrower family's hit holds too is that one's to explain."""
     # An exact finding's family, and the broader families it refines, are said already (an exact runtime
     # init failure explains the framework plugin that could not come up); envelopes still fold in.
     refined = {f.family for f in findings}
     refined |= {broader for family in list(refined) if family in kb.families for broader in kb.families[family].refines
                 if not kb.families[broader].envelope}  # an envelope still folds in as one line
-    narrowed = {broader for hit in hits for broader in hit.family.refines}
+    narrowed: dict[str, set[int]] = {}  # a broader family -> the lines hits of families narrowing it hold
+    for hit in hits:
+        for broader in hit.family.refines:
+            narrowed.setdefault(broader, set()).update(hit.lines)
     if findings or any(not hit.family.fallback for hit in hits):
         hits = [hit for hit in hits if not hit.family.fallback]
     kept: dict[str, FamilyHit] = {}
     for hit in sorted(hits, key=lambda h: (h.family.id in narrowed, -h.confidence, h.lines[:1])):
         if hit.family.id in refined or (hit.lines and set(hit.lines) <= claimed):
             continue
+        if not hit.family.envelope and hit.lines and set(hit.lines) <= narrowed.get(hit.family.id, set()):
+            continue  # a narrower family says the same of these very lines (an envelope still folds in)
         holder = kept.get(hit.family.component)
         if holder is None:
             kept[hit.family.component] = hit

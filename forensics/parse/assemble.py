@@ -84,8 +84,11 @@ class _Assembler(BlockReader, TracebackReader):
         skeleton = _DIGITS.sub("", segment) if not block_open else None
         if skeleton is not None and skeleton in self.uneventful:
             # The same shape as an earlier line that yielded no record (a flood of one warning): keep the
-            # line for patterns, skip the parsers.
+            # line for patterns, skip the parsers; it was printed at the level that line was.
             self._remember_recent(number, raw)
+            level = self.uneventful[skeleton]
+            if level is not None and level.upper() not in ERROR_LEVELS:
+                self.repeated_below_error.append(number)
             return
         before = self._record_count()
         body, wrapper_level = unwrap(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
@@ -105,7 +108,8 @@ class _Assembler(BlockReader, TracebackReader):
             # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error.
             self._event(number, ProducerLine("framework", body, level=wrapper_level))
         if skeleton is not None and self._record_count() == before and len(self.uneventful) < MAX_SKELETONS:
-            self.uneventful.add(skeleton)
+            event = self.log.events[-1] if self.log.events and self.log.events[-1].line == number else None
+            self.uneventful[skeleton] = event.level if event is not None else None
 
     def _remember_recent(self, number: int, raw: str) -> None:
         if not self.recent or self.recent[-1][0] != number:
@@ -231,6 +235,7 @@ class _Assembler(BlockReader, TracebackReader):
         self._drop_retyped_codes()
         # A run stopped by hand and then started again, failing: the interrupt is history, not the outcome.
         self.log.outcomes[:] = [o for o in self.log.outcomes if o.kind != "interrupted" or o.line >= self.last_error]
+        self.log.repeated_below_error = list(self.repeated_below_error)
         self.log.total_lines = self.last_line
         kept = {number: SourceLine.model_construct(line=number, text=raw) for number, raw in self.recent}
         kept.update((line.line, line) for line in self.retained)

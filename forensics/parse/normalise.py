@@ -11,8 +11,9 @@ from __future__ import annotations
 import html
 import json
 import re
+from functools import cache
 
-from forensics.parse.grammars import parse
+from forensics.parse.grammars import parse, parser
 from forensics.parse.shapes import Unwrapped
 
 # Several NRT records on one physical line (multi-process output): split before each timestamp, or before
@@ -39,11 +40,6 @@ _FOLDED_EXCEPTION = re.compile(r"(?<!\s)\s+(?=(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|E
 MARKDOWN_BOLD = re.compile(r"^\*\*(?=[^*\s])(.*[^*\s])\*\*\s*$")
 # Progress characters a tool printed without a newline, glued in front of the next record.
 GLUED_PROGRESS = re.compile(r"^\.{2,}\s*(?=\S)")
-_PREFIX_START = re.compile(r"^(?:\(|\[(?:rank|default)\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3}(?:\+|::|\d{3,6}Z)|"
-                           r"[\w.-]+ +\| |\[pod/|\[\d+,\d+\]<|"
-                           r"[A-Z]+ \d\d-\d\d |[A-Z][a-z]{2} [ \d]\d |kernel: |-{20}|"
-                           r"(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} )?\[[A-Z]{4,5} ?\] |E {3}|\s*\| ?|\s*\+ Exception Group)")
-
 
 def unescaped(raw: str) -> list[str]:
     """The log lines a physical line holds. A saved notebook or a log shipped as JSON holds them as JSON
@@ -101,10 +97,19 @@ def unfold_traceback(line: str) -> list[str]:
     return [p for p in pieces if p.strip()]
 
 
+@cache
+def _prefix_start() -> re.Pattern[str]:
+    """Whether a wrapper starts a line, from grammars/prefixes.lark's own `_prefix` terminals: the quick test
+    that spares most lines the parser cannot drift from the grammar."""
+    grammar = parser("prefixes")
+    names = [symbol.name for rule in grammar.rules if rule.origin.name == "_prefix" for symbol in rule.expansion]
+    return re.compile("|".join(f"(?:{grammar.get_terminal(name).pattern.to_regexp()})" for name in names))
+
+
 def unwrap(segment: str) -> Unwrapped:
     """The producer's own line behind the wrappers (Ray, torchrun, vLLM, Python logging, a relay...), with the
     level a logger's prefix gave it; the segment itself when no wrapper starts it."""
-    if not _PREFIX_START.match(segment):
+    if not _prefix_start().match(segment):
         return Unwrapped(segment)
     unwrapped = parse("prefixes", segment)
     return unwrapped if isinstance(unwrapped, Unwrapped) else Unwrapped(segment)

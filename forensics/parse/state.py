@@ -54,7 +54,9 @@ class AssemblerState:
         self.last_text = 0  # line of the last non-blank line
         self.tail: deque[tuple[int, str]] = deque(maxlen=2)  # the last two non-blank segments: how the log ends
         self.waiting: tuple[str, int] | None = None  # the latest "waiting ..." line's shape (digits out), how often
-        self.uneventful: set[str] = set()  # line shapes (digits removed) that yielded no record
+        # line shapes (digits removed) that yielded no record -> the level their producer printed them at, if any
+        self.uneventful: dict[str, str | None] = {}
+        self.repeated_below_error: deque[int] = deque(maxlen=RECENT_CANDIDATES)
         self.last_line = 0
         self.context_left = 0  # plain lines still kept after the last line that carried something
 
