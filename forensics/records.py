@@ -76,9 +76,7 @@ class LogEvent(Record):
 
 class Diagnostic(Record):
     """A coded compiler diagnostic, e.g. `[INTERNAL_ERROR] [NCC_IXLV002] ...` or legacy `[TEN404] ...`.
-
-    `message` joins continuation lines with single spaces; `line`/`end_line` span them.
-    """
+    `message` joins continuation lines with single spaces; `line`/`end_line` span them."""
 
     code: str
     severity: str | None = None  # INTERNAL_ERROR | ERROR | WARNING | None
@@ -202,6 +200,7 @@ class PythonTraceback(Record):
     frames: list[Frame] = Field(default_factory=new_list)
     exception: str | None = None  # e.g. RuntimeError
     message: str | None = None
+    printed_by: str | None = None  # "compiler": its lines were the compiler's own log records (its own crash)
 
 
 class Environment(Record):

@@ -93,6 +93,20 @@ def test_a_worker_a_signal_ended_is_a_finding_even_when_no_family_knows_why():
         ("generic-process-crash", "A process was ended by a signal (SIGABRT)")]
 
 
+def test_a_traceback_the_compiler_logged_is_its_crash_whatever_library_the_deepest_frames_are_in():
+    head = "07/12/2022 12:58:03 PM ERROR 16931 [neuron-cc]: "
+    frames = ['  File "neuroncc/driver/jobs/Frontend.py", line 377, in neuroncc.driver.jobs.Frontend.Frontend.runFrontend',
+              '  File "/venv/lib/python3.7/site-packages/tvm/relay/build_module.py", line 282, in pre_partitioning_passes',
+              "    func = ir_pass.fold_constant(func)",
+              '  File "/venv/lib/python3.7/site-packages/tvm/relay/ir_pass.py", line 707, in fold_constant',
+              "    return _ir_pass.FoldConstant(expr)",
+              '  File "/venv/lib/python3.7/site-packages/tvm/_ffi/base.py", line 70, in check_call']
+    assert _top_family("".join(head + frame + "\n" for frame in frames)) == "compiler-internal-crash"
+    # The same frames in the user's own traceback: the deepest frames (a library the user called) say where.
+    assert _top_family("Traceback (most recent call last):\n" + "\n".join(frames)
+                       + "\nValueError: division by zero\n") != "compiler-internal-crash"
+
+
 def test_a_word_that_only_resembles_killed_is_not_an_outcome():
     assert analyze_text("INFO: job Killed-by-user-request handler registered\n").findings == []
 
@@ -449,6 +463,8 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("optimum-cli neuron cache: error: argument {create,set,add,list,synchronize}: invalid choice: 'lookup' (choose "
      "from 'create', 'set', 'add', 'list', 'synchronize')", "version-skew"),
     ("neuronx-cc: error: unrecognized arguments: --enable-fast-loading", "compiler-arguments"),  # the compiler's own
+    # PyTorch's C++ exception that nothing caught aborted the process.
+    ("| 1679087716684 | terminate called after throwing an instance of 'c10::Error'", "runtime-process-crash"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -483,6 +499,7 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     # The Error of an exception's class name is no failure word of its message ("compiled for" is no compile failure).
     "AssertionError: Input length 5120 exceeds the maximum context length 4096 the model was compiled for",
     "git: error: argument {commit,push}: invalid choice: 'comit' (choose from 'commit', 'push')",  # not a Neuron tool
+    "terminate called after throwing an instance of 'std::out_of_range'",  # an abort, but of no framework's exception
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",

@@ -86,6 +86,10 @@ CASES = [
     # prefixes.lark (wrappers in front of the producer's line; the tree is the line)
     ("prefixes", None, "(RayTrainWorker pid=4242, ip=10.0.0.1) [rank3]: Traceback (most recent call last):", "start",
      {("RAY", "(RayTrainWorker pid=4242, ip=10.0.0.1) "), ("TORCHRUN", "[rank3]: ")}),
+    ("prefixes", None, "| 1679087716684 | terminate called after throwing an instance of 'c10::Error'", "start",
+     {("LOG_TABLE", "| 1679087716684 | ")}),
+    ("prefixes", None, "2023-12-04T23:54:58,772 [INFO ] W-9000-m_1.0-stdout MODEL_LOG - Starting", "start",
+     {("RELAYED", "2023-12-04T23:54:58,772 [INFO ] W-9000-m_1.0-stdout MODEL_LOG - ")}),
     # messages.lark (one start rule per shape found inside a message)
     ("messages", "diagnostic", "[INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers", "coded",
      {("SEVERITY_TAG", "[INTERNAL_ERROR]"), ("CODE", "NCC_IXLV002")}),

@@ -164,8 +164,8 @@ def _error_run(log: ParsedLog, line: int) -> set[int]:
 def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int], kb: KnowledgeBase) -> list[FamilyHit]:
     """Family hits that say something the exact findings do not: not a family an exact finding's family is
     or narrows, not lines exact findings already hold, not a fallback family when anything else holds. Of
-    the rest, one per component (one failure, one finding): a family another hit narrows comes last, then
-    the most confident, the earliest on a tie; the first is kept with the others' lines and fields added.
+    the rest, one per component (one failure, one finding): a family another hit narrows or causes comes
+    last, then the most confident, the earliest on a tie; the first is kept with the others' lines and fields added.
     A hit whose lines a narrower family's hit holds too is that one's to explain."""
     # An exact finding's family, and the broader families it refines, are said already (an exact runtime
     # init failure explains the framework plugin that could not come up); envelopes still fold in.
@@ -179,7 +179,8 @@ def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[in
     if findings or any(not hit.family.fallback for hit in hits):
         hits = [hit for hit in hits if not hit.family.fallback]
     kept: dict[str, FamilyHit] = {}
-    for hit in sorted(hits, key=lambda h: (h.family.id in narrowed, -h.confidence, h.lines[:1])):
+    caused = {effect for hit in hits for effect in hit.family.causes}  # what another hit brings about says less
+    for hit in sorted(hits, key=lambda h: (h.family.id in narrowed, h.family.id in caused, -h.confidence, h.lines[:1])):
         if hit.family.id in refined or (hit.lines and set(hit.lines) <= claimed):
             continue
         if not hit.family.envelope and hit.lines and set(hit.lines) <= narrowed.get(hit.family.id, set()):

@@ -83,7 +83,8 @@ class FamilyFacts:
         self.log = log
         # Where a Python traceback ended is where it failed: its deepest frames, not the user's script that
         # called into a library. A native or TorchScript stack is all inside the process that crashed.
-        self.frames: list[Frame] = ([f for t in log.tracebacks for f in t.frames[-DEEPEST_FRAMES:]]
+        # (Every frame of a traceback the compiler logged ran in the compiler, the libraries it calls included.)
+        self.frames: list[Frame] = ([f for t in log.tracebacks for f in t.frames[-DEEPEST_FRAMES if t.printed_by is None else 0:]]
                                     + [f for s in log.stacks for f in s.frames])
         # A line reads as a failure by its words, or because its producer printed it at an error level
         # (glog `F ... Unknown flags in XLA_FLAGS` says nothing failed in so many words).

@@ -171,7 +171,10 @@ class _Assembler(BlockReader, TracebackReader):
         # The driver prefixes every line of a banner, block or crash traceback: read the message as a
         # line of its own.
         if maybe_traceback(text) and (frame := parse("traceback", text.strip())) is not None:
-            return self._traceback_line(number, frame)
+            read = self._traceback_line(number, frame)
+            if self.open_traceback is not None:
+                self.open_traceback.printed_by = "compiler"
+            return read
         inner = parse("compiler", text) if text else None
         if inner is not None and self._compiler_block_line(number, inner, from_compiler=True):
             if (line.level or "").upper() in ERROR_LEVELS:  # the ICE banner reports an error too

@@ -50,7 +50,7 @@ Shape = TypeVar("Shape")
 
 
 # Words one of grammars/messages.lark's `outcome` alternatives needs: a line with none skips that parser.
-_OUTCOME_WORDS = ("illed", "Segmentation", "dumped)", "ignal", "^C", "exitcode")
+_OUTCOME_WORDS = ("illed", "Segmentation", "dumped)", "ignal", "^C", "exitcode", "terminate called")
 
 
 def _find(start: str, shape: type[Shape], text: str) -> Shape | None:
