@@ -169,6 +169,9 @@ def test_neuron_tokens_survive_redaction():
         "Driver version: 2.16.7.0",
         "aws-neuronx-dkms/unknown,now 2.26.5.0 all [installed,upgradable to: 2.26.10.0]",
         "NRT version 2.21.41.0",
+        # Versions in a wheel's file name (its `+` URL-encoded) and in a pip pin are dotted quads too.
+        "Downloading https://pip.repos.neuron.amazonaws.com/neuronx-cc/neuronx_cc-2.10.0.34%2B3817a0c8c-cp310-cp310-linux_x86_64.whl",
+        "pip install neuronx-cc==2.14.227.6 torch-neuronx==2.1.2.2.2.0",
         "I-14774-0-PWP I-50114-4-PWP I-1347-2_sg0000 CoreBarrier-0_480",
         "Access Pattern: [[1,8],[1,128]] shape [1, 1, 2048] tensor<2x2048xbf16>",
         "0x00007FE726068C3C nd0:nc0:h_model.id1001 [ND 1][NC 4] aten__add_add.31237",

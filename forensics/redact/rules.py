@@ -130,7 +130,8 @@ def _not_a_version(value: str, start: int, end: int, text: str) -> bool:
         return False  # loopback, unspecified and netmasks identify nobody and help diagnosis
     if _IP_CONTEXT.search(before):
         return True
-    if _VERSION_CONTEXT.search(before) or re.match(r"[-+~][0-9A-Za-z]", after):
+    # (a version's build tag after it, `+` URL-encoded in a wheel's link as %2B; a wheel's name or a pin before it)
+    if _VERSION_CONTEXT.search(before) or re.match(r"[-+~%][0-9A-Za-z]", after) or re.search(r"/[A-Za-z][\w.]*-$|==$", before):
         return False
     # Neuron component versions end in .0; a host address almost never does (that is the network itself).
     return not value.endswith(".0") or after.startswith(("/", ":"))
