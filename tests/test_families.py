@@ -463,6 +463,10 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("optimum-cli neuron cache: error: argument {create,set,add,list,synchronize}: invalid choice: 'lookup' (choose "
      "from 'create', 'set', 'add', 'list', 'synchronize')", "version-skew"),
     ("neuronx-cc: error: unrecognized arguments: --enable-fast-loading", "compiler-arguments"),  # the compiler's own
+    # The NKI front end's SyntaxError about a kernel, and an error raised on a kernel line that calls NKI's modules.
+    ("SyntaxError: Store has illegal access pattern in the partition dimension of the SBUF tile", "nki-kernel-error"),
+    ('  File "/home/u/kernels/mm.py", line 9, in mm_kernel\n    acc = nisa.nc_matmul(a_tile, b_tile)\n'
+     "ValueError: stationary operand exceeds 128 rows", "nki-kernel-error"),
     # PyTorch's C++ exception that nothing caught aborted the process.
     ("| 1679087716684 | terminate called after throwing an instance of 'c10::Error'", "runtime-process-crash"),
 ])
@@ -500,11 +504,14 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "AssertionError: Input length 5120 exceeds the maximum context length 4096 the model was compiled for",
     "git: error: argument {commit,push}: invalid choice: 'comit' (choose from 'commit', 'push')",  # not a Neuron tool
     "terminate called after throwing an instance of 'std::out_of_range'",  # an abort, but of no framework's exception
+    '  File "train.py", line 3\n    x = = 1\n        ^\nSyntaxError: invalid syntax',  # Python's own syntax error
+    '  File "/home/u/app.py", line 9, in main\n    y = model.load(path)\nValueError: no checkpoint at path',  # not NKI
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
                                             "driver-install", "compiler-abnormal-termination", "compiler-internal-crash",
-                                            "compiler-tensorizer", "framework-plugin-setup", "framework-compile-failure")
+                                            "compiler-tensorizer", "framework-plugin-setup", "framework-compile-failure",
+                                            "nki-kernel-error", "runtime-process-crash")
 
 
 
@@ -723,3 +730,17 @@ def test_a_launcher_stopped_from_outside_is_a_run_that_did_not_finish():
                "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3721028 closing signal SIGTERM\n")
     assert _top_family(stopped) == "process-hang"
     assert _top_family(stopped + "RuntimeError: NEFF load failed: NRT_RESOURCE\n") != "process-hang"  # an error came after
+
+
+def _pip_fetching(*versions: str) -> str:
+    return "".join(f"Collecting neuronx-cc>=2.0.0a0\n  Downloading https://pip.repos.neuron.amazonaws.com/neuronx-cc/"
+                   f"neuronx_cc-{v}%2Bab12cd34-cp310-cp310-linux_x86_64.whl (612.0 MB)\n"
+                   "     ---------------------------------------- 612.0/612.0 MB 40.1 MB/s 0:00:15\n" for v in versions)
+
+
+def test_a_log_that_ends_while_pip_fetches_release_after_release_is_the_resolver_backtracking():
+    assert _top_family(_pip_fetching("2.19.8089.0", "2.18.121.0", "2.17.194.0")) == "pip-resolution"
+    assert analyze_text(_pip_fetching("2.19.8089.0", "2.18.121.0")).findings == []  # one step back is no loop
+    finished = _pip_fetching("2.19.8089.0", "2.18.121.0", "2.17.194.0") + "Successfully installed neuronx-cc-2.17.194.0\n"
+    assert analyze_text(finished).findings == []
+

@@ -276,7 +276,7 @@ class Signature(Strict):
 # ---------------------------------------------------------------- families
 
 Outcome = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted"]
-Operation = Literal["compile", "load", "collectives", "execute", "wait"]
+Operation = Literal["compile", "load", "collectives", "execute", "wait", "resolve"]
 Structure = Literal["ice_banner", "bir_block", "compiler_assertion", "cache_replay", "own_module_missing"]
 
 

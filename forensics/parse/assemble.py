@@ -119,7 +119,7 @@ class _Assembler(BlockReader, TracebackReader):
         log = self.log
         return (len(log.diagnostics) + len(log.nrt_statuses) + len(log.exits) + len(log.invocations) + len(log.ice)
                 + len(log.bir) + len(log.tracebacks) + len(log.environment.lines) + self.in_cut_here
-                + len(log.stacks) + len(log.outcomes) + len(log.api_calls)
+                + len(log.stacks) + len(log.outcomes) + len(log.api_calls) + self.resolver_steps
                 + bool(self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback))
 
     def _classify(self, number: int, body: str) -> bool:
@@ -200,6 +200,8 @@ class _Assembler(BlockReader, TracebackReader):
         elif self.last_error < max(near_end, 1) and (progress := self._compiler_still_talking()) is not None:
             # (Progress right after an error, such as the ICE banner's own USER lines, is a compile dying.)
             opened.append((progress, "compile"))
+        if self.resolving is not None:
+            opened.append((self.resolving, "resolve"))
         if self.waiting and self.waiting[1] >= WAIT_REPEATS and _DIGITS.sub("", self.tail[-1][1]) == self.waiting[0]:
             opened.append((self.tail[-1][0], "wait"))  # the log ends in a loop still waiting for something
         for line, operation in sorted(opened, reverse=True)[:1]:

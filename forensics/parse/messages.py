@@ -49,6 +49,10 @@ COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeeded
 Shape = TypeVar("Shape")
 
 
+# pip fetching a wheel: `Downloading https://.../neuronx_cc-2.19.8089.0%2B8ab9f450-cp310-cp310-linux_x86_64.whl`
+_PIP_FETCH = re.compile(r"^\s*(?:Downloading|Using cached) \S*?([A-Za-z0-9_.]+)-(\d[\w.%+!]*)-(?:cp|py)\w*-")
+RESOLVER_VERSIONS = 3  # releases of one package fetched in one install: the resolver is backtracking
+
 # Words one of grammars/messages.lark's `outcome` alternatives needs: a line with none skips that parser.
 _OUTCOME_WORDS = ("illed", "Segmentation", "dumped)", "ignal", "^C", "exitcode", "terminate called")
 
@@ -88,6 +92,8 @@ class MessageReader(AssemblerState):
         found |= self._outcomes(number, text)
         found |= self._api_calls(number, text)
         self._compile_progress(number, text)
+        if "Downloading" in text or "Using cached" in text or "pip is looking" in text or "Successfully installed" in text:
+            self._resolver_progress(number, text)
         found |= self._settings(number, text)
         found |= self._versions(number, text)
         found |= self._commands(number, text)
@@ -157,6 +163,20 @@ class MessageReader(AssemblerState):
             self.open_compile = None
         elif _COMPILE_START.search(text):
             self.open_compile = number
+
+    def _resolver_progress(self, number: int, text: str) -> None:
+        """pip fetching release after release of one package is its resolver backtracking: a log that ends
+        there is still resolving (the Neuron wheels are hundreds of MB each, so it can take hours)."""
+        if "Successfully installed" in text:
+            self.resolving = None
+        elif "pip is looking" in text:  # pip says so itself
+            self.resolving = number
+        elif fetched := _PIP_FETCH.match(text):
+            versions = self.fetched_versions.setdefault(fetched.group(1).lower().replace("-", "_"), set())
+            versions.add(fetched.group(2))
+            self.resolver_steps += 1  # (a record of sorts: the next wheel of the same shape must be read too)
+            if len(versions) >= RESOLVER_VERSIONS:
+                self.resolving = number
 
     def _settings(self, number: int, text: str) -> bool:
         env = self.log.environment

@@ -50,6 +50,9 @@ class AssemblerState:
         self.named_by_header: PythonTraceback | None = None  # an IPython traceback its header named
         self.open_apis: dict[str, int] = {}  # NRT API trace: api -> line of its API:IN without API:OUT yet
         self.open_compile: int | None = None  # line of a compile start with no end seen yet
+        self.resolving: int | None = None  # line where pip was last seen backtracking through releases
+        self.fetched_versions: dict[str, set[str]] = {}  # pip: package -> the releases whose wheels it fetched
+        self.resolver_steps = 0  # pip wheels fetched
         self.last_error = 0  # line of the last record that reported an error
         self.last_text = 0  # line of the last non-blank line
         self.tail: deque[tuple[int, str]] = deque(maxlen=2)  # the last two non-blank segments: how the log ends
