@@ -467,6 +467,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("SyntaxError: Store has illegal access pattern in the partition dimension of the SBUF tile", "nki-kernel-error"),
     ('  File "/home/u/kernels/mm.py", line 9, in mm_kernel\n    acc = nisa.nc_matmul(a_tile, b_tile)\n'
      "ValueError: stationary operand exceeds 128 rows", "nki-kernel-error"),
+    # The framework's account of the operators it cannot place on Neuron, at whatever level it prints it.
+    ("WARNING:Neuron:2 operators are unsupported by neuron-cc and will run on CPU: aten::roll, aten::clamp_min",
+     "framework-unsupported-op"),
     # PyTorch's C++ exception that nothing caught aborted the process.
     ("| 1679087716684 | terminate called after throwing an instance of 'c10::Error'", "runtime-process-crash"),
 ])
@@ -505,13 +508,16 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "git: error: argument {commit,push}: invalid choice: 'comit' (choose from 'commit', 'push')",  # not a Neuron tool
     "terminate called after throwing an instance of 'std::out_of_range'",  # an abort, but of no framework's exception
     '  File "train.py", line 3\n    x = = 1\n        ^\nSyntaxError: invalid syntax',  # Python's own syntax error
+    "INFO:Neuron:100.00% of all operations (including primitives) (21 of 21) are supported",  # every operator placed
+    # torch-neuron's partitioner leaves some operators on CPU by design: a compile that goes on is no failure.
+    "INFO:Neuron:There are 2 ops of 2 different types in the TorchScript that are not compiled by neuron-cc: aten::roll",
     '  File "/home/u/app.py", line 9, in main\n    y = model.load(path)\nValueError: no checkpoint at path',  # not NKI
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
                                             "driver-install", "compiler-abnormal-termination", "compiler-internal-crash",
                                             "compiler-tensorizer", "framework-plugin-setup", "framework-compile-failure",
-                                            "nki-kernel-error", "runtime-process-crash")
+                                            "nki-kernel-error", "runtime-process-crash", "framework-unsupported-op")
 
 
 
