@@ -137,7 +137,7 @@ def stream_outputs(analyses: Iterable[Analysis], requests: list[FormatRequest], 
     diagnosed = False
     try:
         for analysis in analyses:
-            diagnosed = diagnosed or bool(analysis.findings)
+            diagnosed = diagnosed or bool(analysis.failures())
             for _, writer, sink in writers:
                 _write(sink, writer.add(analysis), stream)
         for _, writer, sink in writers:
@@ -181,8 +181,8 @@ def _emit(request: FormatRequest, stream: TextIO, text: str) -> None:
 
 
 def exit_code(analyses: list[Analysis], exit_zero: bool) -> int:
-    """0 nothing recognised, 1 failure(s) diagnosed; `--exit-zero` keeps an advisory CI step green."""
-    return exit_status(any(a.findings for a in analyses), exit_zero)
+    """0 nothing recognised (or warnings only), 1 failure(s) diagnosed; `--exit-zero` keeps an advisory CI step green."""
+    return exit_status(any(a.failures() for a in analyses), exit_zero)
 
 
 def exit_status(diagnosed: bool, exit_zero: bool) -> int:

@@ -340,7 +340,6 @@ class ArtifactRead(Record):
 
 class Analysis(Record):
     """The result of `explain` for one input: the JSON contract of design.md."""
-
     schema_version: str = SCHEMA_VERSION
     source: str
     findings: list[Finding] = Field(default_factory=new_list)
@@ -348,6 +347,10 @@ class Analysis(Record):
     total_lines: int = 0
     truncated: bool = False
     artifacts: list[ArtifactRead] = Field(default_factory=new_list)  # files whose facts fed the hypotheses
+
+    def failures(self) -> list[Finding]:
+        """Findings of severity error: a warning (noise a signature recognised, such as nrt_close at exit) is none."""
+        return [f for f in self.findings if f.severity == "error"]
 
 
 class SourcedFinding(Finding):
@@ -361,7 +364,6 @@ class GroupOccurrence(Record):
 
 class FailureGroupRecord(Record):
     """Identical failures across inputs: one per fingerprint, with how often and where."""
-
     fingerprint: str
     signature: str
     code: str | None
@@ -373,7 +375,6 @@ class FailureGroupRecord(Record):
 
 class AnalysisSet(Record):
     """`explain --format json` of several inputs: each analysis, all findings, and the groups."""
-
     schema_version: str = SCHEMA_VERSION
     inputs: list[Analysis]
     findings: list[SourcedFinding]
@@ -386,7 +387,6 @@ class AnalysisSet(Record):
 class MachineProbe(Record):
     """What `nforensics env` found on the machine it ran on. A probe that failed has no value and a
     `not_collected[probe]` reason instead ("could not collect: neuronx-cc not on PATH")."""
-
     os: str | None = None
     python: str | None = None
     compiler_version: str | None = None  # `neuronx-cc --version` output

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import SEED000, assert_clean_error, run_cli, run_cli_text
+from conftest import SAMPLE_LOGS, SEED000, assert_clean_error, run_cli, run_cli_text
 
 
 def test_stdin_gives_the_same_answer_as_the_file():
@@ -18,6 +18,18 @@ def test_stdin_gives_the_same_answer_as_the_file():
     from_stdin = json.loads(piped.stdout)
     assert [f["fingerprint"] for f in from_stdin["findings"]] == [f["fingerprint"] for f in from_file["findings"]]
     assert from_stdin["source"] == "<stdin>"
+
+
+def test_a_log_whose_only_finding_is_a_warning_failed_nowhere(tmp_path):
+    """nrt_close's complaint at the exit of a compile-only run is noise its signature recognises: exit 0, and the
+    headline says no failure; the same line after a failure still leaves the failure's exit status."""
+    noise = (SAMPLE_LOGS / "nrt_close_unexpected_state.log").read_text()
+    alone = run_cli_text("explain", "-", input=noise)
+    assert alone.returncode == 0
+    assert "no failure diagnosed, 1 warning" in alone.stdout.splitlines()[0]
+    with_failure = run_cli_text("explain", "-", input=SEED000.read_text() + noise)
+    assert with_failure.returncode == 1
+    assert "1 failure diagnosed, 1 warning" in with_failure.stdout.splitlines()[0]
 
 
 def test_gzip_log_is_read_transparently(tmp_path):

@@ -750,3 +750,16 @@ def test_a_log_that_ends_while_pip_fetches_release_after_release_is_the_resolver
     finished = _pip_fetching("2.19.8089.0", "2.18.121.0", "2.17.194.0") + "Successfully installed neuronx-cc-2.17.194.0\n"
     assert analyze_text(finished).findings == []
 
+
+EFA_WARNINGS = """\
+2024-Jan-09 10:01:02.0101 5120:5121 [0] nccl_net_ofi_init:1415 CCOM WARN NET/OFI aws-ofi-nccl initialization failed
+2024-Jan-09 10:01:02.0102 5120:5121 [0] init.cc:99 CCOM WARN OFI plugin initNet() failed is EFA enabled?
+"""
+
+
+def test_the_efa_warning_before_a_collectives_error_is_its_cause_and_alone_is_chatter():
+    failed = EFA_WARNINGS + ("2024-Jan-09 10:01:02.0140 5120:5121 ERROR   ENC:enc_init_global_comm    [nec_dev 0] failed "
+                             "to create global comm\n")
+    assert _top_family(failed) == "collectives-efa"
+    assert analyze_text(EFA_WARNINGS + "Model loaded on 2 NeuronCores\n").findings == []
+

@@ -314,7 +314,7 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
     for family in kb.families.values():
         best: tuple[list[int], dict[str, object], float] | None = None
         for rule in family.detect:
-            held = _rule_hit(facts if family.claims_warnings else errors_only, rule)
+            held = _rule_hit(facts if family.claims_warnings or rule.words_in_warnings else errors_only, rule)
             if held is not None and (best is None or held[2] > best[2]):
                 best = held
         if best is not None:

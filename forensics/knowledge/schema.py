@@ -304,6 +304,8 @@ class Detect(Strict):
       installed package): what the run involved rather than what failed ("neuron", not "neurons"). A rule
       with context says only where and in what setting something failed, so its confidence is capped
       (`CONTEXT_CONFIDENCE`), and it cannot stand alone.
+    - `words_in_warnings`: its words may be read in warnings even where the family claims none: its error-level
+      selectors show the failure, the warning says why (`OFI plugin initNet() failed` before a failed comm).
     """
 
     code_components: list[str] = Field(default_factory=new_list)
@@ -319,6 +321,7 @@ class Detect(Strict):
     structures: list[Structure] = Field(default_factory=new_list)
     words: list[list[str]] = Field(default_factory=new_list)
     context_words: list[list[str]] = Field(default_factory=new_list)
+    words_in_warnings: bool = False
 
     @field_validator("runtime_heads", "compiler_heads", "frame_paths", "frame_code", "exceptions")
     @classmethod
@@ -343,6 +346,8 @@ class Detect(Strict):
             raise ValueError("code_classes narrows code_components; give code_components too")
         if self.operations and "hang" not in self.outcomes:
             raise ValueError("operations qualifies outcomes = ['hang']")
+        if self.words_in_warnings and not (self.words and (self.runtime_heads or self.compiler_heads or self.nrt_statuses)):
+            raise ValueError("words_in_warnings needs words and runtime_heads, compiler_heads or nrt_statuses")
         return self
 
 

@@ -190,8 +190,7 @@ class TextWriter:
         if not analysis.findings:
             console.print(Text(f"{analysis.source}: no known Neuron failure recognised in {analysis.total_lines} lines."))
             return self._take()
-        count = len(analysis.findings)
-        console.print(Text(f"{analysis.source}: {count} failure{'s' if count != 1 else ''} diagnosed", style="bold"))
+        console.print(Text(f"{analysis.source}: {_headline(analysis)}", style="bold"))
         for artifact in analysis.artifacts:
             if artifact.kind == "hlo":
                 console.print(_artifact_line(artifact), soft_wrap=True)  # a path stays whole, to copy
@@ -230,3 +229,13 @@ def _groups_table(tally: GroupTally) -> Table:
     for group in tally.groups():
         table.add_row(f"{group.count}×", group.finding.code or "-", group.finding.title, ", ".join(group.inputs))
     return table
+
+
+def _headline(analysis: Analysis) -> str:
+    """`2 failures diagnosed`, `1 failure diagnosed, 1 warning`, or `no failure diagnosed, 1 warning`: a warning
+    is a message a signature knows to be noise or advice, not the failure."""
+    failures = len(analysis.failures())
+    warnings = len(analysis.findings) - failures
+    said = f"{failures} failure{'s' if failures != 1 else ''} diagnosed" if failures else "no failure diagnosed"
+    return said + (f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else "")
+
