@@ -508,6 +508,8 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "git: error: argument {commit,push}: invalid choice: 'comit' (choose from 'commit', 'push')",  # not a Neuron tool
     "terminate called after throwing an instance of 'std::out_of_range'",  # an abort, but of no framework's exception
     '  File "train.py", line 3\n    x = = 1\n        ^\nSyntaxError: invalid syntax',  # Python's own syntax error
+    # The interpreter failing to start is not a crash of the run (faulthandler names a signal when it is one).
+    "Fatal Python error: initfsencoding: unable to load the file system codec",
     "INFO:Neuron:100.00% of all operations (including primitives) (21 of 21) are supported",  # every operator placed
     # torch-neuron's partitioner leaves some operators on CPU by design: a compile that goes on is no failure.
     "INFO:Neuron:There are 2 ops of 2 different types in the TorchScript that are not compiled by neuron-cc: aten::roll",
