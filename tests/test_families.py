@@ -765,3 +765,12 @@ def test_the_efa_warning_before_a_collectives_error_is_its_cause_and_alone_is_ch
     assert _top_family(failed) == "collectives-efa"
     assert analyze_text(EFA_WARNINGS + "Model loaded on 2 NeuronCores\n").findings == []
 
+
+def test_a_compiler_crash_on_a_full_disk_says_so_first():
+    ice = ("2026-07-01T08:13:07Z ERROR 136165 [neuronxcc.driver.CommandDriver]: {}\n" * 3).format(
+        "*" * 40, " An Internal Compiler Error has occurred", "*" * 40)
+    full = ice + "2026-07-01T08:13:07Z USER 136165 [neuronxcc.driver.CommandDriver]: [Errno 28] No space left on device\n"
+    [finding] = analyze_text(full).findings
+    assert (finding.family, finding.hypotheses[0].id) == ("compiler-internal-crash", "compiler-host-resources")
+    assert analyze_text(ice).findings[0].hypotheses[0].id != "compiler-host-resources"  # the disk is the evidence
+
