@@ -535,6 +535,7 @@ def test_near_misses_of_those_shapes_do_not(line):
     ("ERROR: torchvision 0.4.2 requires torch==1.3.1, which is not installed.", "pip-resolution"),  # no Neuron package
     ("jit trace failed on input 3 of 8, retrying with strict=False", "framework-compile-failure"),
     ("ValueError: more than 4096 neurons per layer are not supported", "model-library-error"),  # a model's neurons
+    ("Cache operations are not supported for Neuron backend.", "framework-unsupported-op"),  # a serving engine's limit
     ("Verified 1200 shards: no corrupted files, malloc() arena stats written", "runtime-process-crash"),
     # No Neuron in the run: another project's binary, import or build.
     ("dlr.DLRError: Failed to load dynamic shared library /home/u/compiled.so /lib64/libm.so.6: version `GLIBC_2.27' "
