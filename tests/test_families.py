@@ -775,3 +775,14 @@ def test_a_compiler_crash_on_a_full_disk_says_so_first():
     assert (finding.family, finding.hypotheses[0].id) == ("compiler-internal-crash", "compiler-host-resources")
     assert analyze_text(ice).findings[0].hypotheses[0].id != "compiler-host-resources"  # the disk is the evidence
 
+
+def test_a_library_warning_it_copes_with_is_not_the_failure_of_a_run_that_failed_elsewhere():
+    warning = ("/venv/lib/python3.12/site-packages/neuronx_distributed/modules/moe/blockwise.py:102: UserWarning: "
+               "Warning: Failed to import blockwise_mm: No module named 'neuronxcc.nki._private.blockwise_mm'\n"
+               '  warnings.warn(f"Warning: {error}")\n')
+    failure = ("Traceback (most recent call last):\n"
+               '  File "/venv/lib/python3.12/site-packages/neuronx_distributed_inference/models/model_base.py", '
+               "line 310, in load_weights\n    state_dict[key]\nKeyError: 'layers.3.conv_state'\n")
+    assert _top_family(warning + failure) == "model-library-error"
+    assert {f.family for f in analyze_text(warning + failure).findings} == {"model-library-error"}
+

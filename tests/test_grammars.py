@@ -57,6 +57,10 @@ CASES = [
      {("GLOG_LEVEL", "F"), ("GLOG_SOURCE", "external/xla/xla/parse_flags_from_env.cc:224")}),
     ("framework", None, "F0501 10:00:00.123456    1234 parse_flags_from_env.cc:226] Unknown flags", "glog_header_line",
      {("GLOG_STAMP", "F0501 10:00:00.123456"), ("GLOG_SOURCE", "parse_flags_from_env.cc:226")}),
+    ("framework", None, "/v/lib/python3.12/site-packages/nxd/moe/blockwise.py:102: UserWarning: Warning: Failed to import x",
+     "python_warning", {("PY_WARNING", "UserWarning"), ("PY_LINE", "102")}),
+    ("prefixes", None, "WARNING:root:NeuronConfig init: Unexpected keyword arguments", "start",
+     {("PYLOG_BARE", "WARNING:root:")}),
     ("framework", None, "ERRO[0004] Processing failed, exiting", "logrus_line", {("LOGRUS_LEVEL", "ERRO[0004]")}),
     # environment.lark
     ("environment", None, "aws-neuronx-runtime-lib/unknown,now 2.21.41.0 amd64 [installed]", "apt_line",
@@ -157,6 +161,7 @@ NEAR_MISSES = [
     ("framework", None, "2024-04-12 07:01:02.000123: 4242 ERROR NEURON_CC_WRAPPER: failed", "wrapper_line"),
     ("framework", None, "2026-03-30 13:32:48 ERROR: Failed", "nxdi_line"),  # the level is bracketed
     ("framework", None, "Fatal: something", "glog_line"),  # not a glog letter-and-space head
+    ("framework", None, "see train.py:12: the Warning: about batch size", "python_warning"),  # no category before the colon
     ("framework", None, "F0501 released 1234 a.cc:2] x", "glog_header_line"),  # no clock after the month and day
     ("framework", None, "ERROR[0004] Processing failed", "logrus_line"),  # logrus cuts the level to four letters
     ("environment", None, "numpy/unknown,now 1.26.4 amd64", "apt_line"),  # not a Neuron-side package

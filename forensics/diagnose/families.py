@@ -93,11 +93,16 @@ class FamilyFacts:
         # A traceback's source lines are code, not messages: `raise RuntimeError('Invalid device')` says
         # nothing about what this run printed.
         source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}
+        # Python's warnings (`x.py:102: UserWarning: Failed to import ...`) are a library coping and going on:
+        # in a log that failed otherwise (an error record, an exception) they are not what failed.
+        advice = {e.line for e in log.events if e.producer == "framework" and (e.component or "").endswith("Warning")} if (
+            error_level or any(t.exception for t in log.tracebacks)) else set()
         # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
         # on every line of a traceback it relays) is no word of the failure.
         # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)
         self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
-                              if line.line not in source and (line.line in error_level or reads_as_failure(line.text))]
+                              if line.line not in source and line.line not in advice
+                              and (line.line in error_level or reads_as_failure(line.text))]
         self.text_of = {line.line: line.text for line in retained}
         # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
         self.failure_blob = "\n".join(text for _, text in self.failure_lines).lower()

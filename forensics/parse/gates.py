@@ -94,9 +94,10 @@ def maybe_untimed_compiler(body: str) -> bool:
 
 
 def maybe_untimed_framework(body: str) -> bool:
-    """glog `F hilo/x.cc:160] ...`, glog's own header `F0501 10:00:00.123456 1234 x.cc:226] ...`, or logrus
-    `ERRO[0000] ...`."""
-    return body[:1] in "IWEF" and (body[1:2] == " " or body[1:5].isdigit() and body[5:6] == " ") or body[4:5] == "["
+    """glog `F hilo/x.cc:160] ...`, glog's own header `F0501 10:00:00.123456 1234 x.cc:226] ...`, logrus
+    `ERRO[0000] ...`, or Python's warnings module `/x/y.py:102: UserWarning: ...`."""
+    return (body[:1] in "IWEF" and (body[1:2] == " " or body[1:5].isdigit() and body[5:6] == " ") or body[4:5] == "["
+            or ".py:" in body and "Warning: " in body)
 
 
 def timestamped_grammars(body: str) -> tuple[str, ...]:

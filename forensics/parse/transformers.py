@@ -163,6 +163,10 @@ class FrameworkShapes(Transformer):
         stamp, _thread, source, message = parts  # `F0501 10:00:00.123456  1234 file.cc:226]`: the level leads the stamp
         return _framework_line(message, stamp[0], str(source), None, None)
 
+    def python_warning(self, parts: Parts) -> ProducerLine:
+        _source, _line, category, message = parts  # the category (UserWarning) names it, at warning level
+        return _framework_line(message, "WARNING", str(category), None, None)
+
     def logrus_line(self, parts: Parts) -> ProducerLine:
         level, message = parts
         return _framework_line(message, level[:4], None, None, None)  # `ERRO[0004]`: the level is the word
@@ -263,6 +267,8 @@ class PrefixShapes(Transformer):
                 level = token.split(" ", 1)[0]
             elif token.type == "PYLOG":
                 level = token.rstrip(" \t:").rsplit(":", 1)[-1]
+            elif token.type == "PYLOG_BARE":
+                level = token.split(":", 1)[0]
         own = str(parts[-1] or "")
         # A wrapper puts one space between itself and the line; more is the line's own indentation (a
         # traceback's frames and source lines), which says what the line is.
