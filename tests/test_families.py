@@ -87,6 +87,13 @@ def test_bare_killed_after_a_compile_is_a_host_oom_kill():
     assert top.family == "host-oom-kill" and top.tier in ("exact", "family")
 
 
+def test_a_paste_cut_inside_a_traceback_says_so_instead_of_nothing():
+    cut = "Process Process-1:\nTraceback (most recent call last):\n  File \"/opt/app/run.py\", line 12, in worker\n"
+    [finding] = analyze_text(cut).findings
+    assert (finding.signature, finding.summary) == ("generic-python-traceback-cut", "the last frame: /opt/app/run.py, line 12")
+    assert analyze_text("Process Process-1: started\n").findings == []  # no traceback, nothing raised
+
+
 def test_a_worker_a_signal_ended_is_a_finding_even_when_no_family_knows_why():
     findings = analyze_text("Running on trn1\n  traceback : Signal 6 (SIGABRT) received by PID 1186\n").findings
     assert [(f.signature, f.title) for f in findings] == [

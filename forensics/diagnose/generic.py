@@ -86,7 +86,20 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[in
                              f"{traceback.exception}: {traceback.message or ''}".strip(),
                              "A Python exception ended the run; no catalogue entry knows its message yet.",
                              traceback.end_line, traceback.end_line, retained)]
-    return _template_findings(log, retained)
+    return _template_findings(log, retained) or _cut_traceback(log, retained)
+
+
+def _cut_traceback(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]:
+    """A paste that stops inside a traceback (`Process Process-1:`, `Traceback (most recent call last):`, maybe
+    some frames) shows that something raised, not what: say so rather than "nothing recognised"."""
+    if not log.tracebacks:
+        return []
+    traceback = log.tracebacks[-1]
+    where = traceback.frames[-1] if traceback.frames else None
+    summary = f"the last frame: {where.file}, line {where.lineno}" if where else "no frames were pasted"
+    return [_generic(None, "python-traceback-cut", "A Python traceback whose exception the paste does not show", "framework",
+                     summary, "Something raised an exception; the paste ends before the exception line that says "
+                     "what. Paste the whole traceback, down to its last line.", traceback.line, traceback.end_line, retained)]
 
 
 def _template_findings(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]:
