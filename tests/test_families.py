@@ -793,3 +793,10 @@ def test_a_library_warning_it_copes_with_is_not_the_failure_of_a_run_that_failed
     assert _top_family(warning + failure) == "model-library-error"
     assert {f.family for f in analyze_text(warning + failure).findings} == {"model-library-error"}
 
+
+def test_a_compile_failure_in_general_words_is_neurons_only_in_a_run_that_involved_neuron():
+    said = "RuntimeError: Compilation failed!\nCompiler exitcode: 255\n"
+    assert _top_family(said) is None  # another accelerator's compiler says it in the same words
+    assert _top_family("$ python trace.py   # on an inf2.xlarge with torch-neuronx\n" + said) == "framework-compile-failure"
+    assert _top_family("[NCC_EXYZ901] something odd\n" + said) == "framework-compile-failure"  # a Neuron code is enough
+

@@ -109,6 +109,8 @@ class FamilyFacts:
         # What the run involved, for context_words: every kept line, frame path and installed package.
         self.context = "\n".join([line.text for line in retained] + [f.file for f in self.frames]
                                  + list(log.environment.packages)).lower()
+        # A compiler code it printed (NCC_ITEN404) says the run involved Neuron as plainly as its name.
+        self.printed_neuron_code = any(d.code.startswith("NCC_") for d in log.diagnostics)
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
         for outcome in log.outcomes:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
@@ -236,7 +238,8 @@ class FamilyFacts:
 
     def context_words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         held = _present(rule.context_words, self.context) and all(
-            _whole_words(tuple(group)).search(self.context) for group in rule.context_words)
+            _whole_words(tuple(group)).search(self.context) for group in rule.context_words) or (
+            self.printed_neuron_code and all("neuron" in group for group in rule.context_words))
         return ([], {}) if held else None
 
 
