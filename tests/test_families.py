@@ -651,6 +651,9 @@ terminate called after throwing an instance of 'c10::DistBackendError'
     # Habana Gaudi's graph compiler, and torch-xla on a TPU (XLA alone is no sign of Neuron).
     "[19:08:34.165045][PT_BRIDGE ][error][tid:44F8A] graph.cpp: 599Graph compile failed. synStatus=synStatus 26 "
     "[Generic failure]. compile\n",
+    # NVIDIA NCCL's own OFI plugin warning on a GPU cluster (Neuron's collectives tag their lines CCOM).
+    "gpu-node-3:8716:9558 [2] NCCL INFO Ring 00 : 26[2] -> 30[6] via P2P/IPC\ngpu-node-4:72593:73427 [7] "
+    "create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument\n",
     # Tenstorrent's allocator (its words are the runtime's: "Not enough space to allocate").
     "E       RuntimeError: TT_THROW @ ../tt_metal/impl/allocator/allocator.cpp:145: tt::exception\nE       Out of Memory: "
     "Not enough space to allocate 67108864 B L1 buffer across 8 banks\n",

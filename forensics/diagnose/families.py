@@ -308,7 +308,9 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
 # was kept: its collectives timeout or OOM is not a Neuron failure, whatever words it shares with one. Not
 # "nvidia" or "cuda" alone: PyTorch on a Trainium host warns that it found no NVIDIA driver.
 _OTHER_ACCELERATOR = re.compile(r"processgroupnccl|cudadev|nvmldev|cuda error|cuda out of memory|cudaerror|cuda:\d|"
-                                r"torch\.cuda\.|cublas_status|cudnn_status|\btpu\b|habana|synstatus|\bhpu\b|gaudi|tt_metal|tenstorrent")
+                                r"torch\.cuda\.|cublas_status|cudnn_status|\btpu\b|habana|synstatus|\bhpu\b|gaudi|tt_metal|tenstorrent|"
+                                # NVIDIA NCCL's own level tag (Neuron's collectives log as CCOM / NCCOM)
+                                r"\bnccl (?:warn|info)\b")
 # Whole words ("nrt" in nrt_execute, not in a longer word). Not XLA: TPUs and GPUs run it too.
 _NEURON_TRACE = re.compile(r"neuron|trainium|inferentia|nccom|ncc_|(?<![a-z0-9])(?:nrt|libnrt|nki|trn[12]n?|inf[12]|tdrv|"
                            r"neff)(?![a-z])")
