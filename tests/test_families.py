@@ -477,6 +477,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     # The framework's account of the operators it cannot place on Neuron, at whatever level it prints it.
     ("WARNING:Neuron:2 operators are unsupported by neuron-cc and will run on CPU: aten::roll, aten::clamp_min",
      "framework-unsupported-op"),
+    # The NKI compiler's diagnostic in a kernel of the NKI Library.
+    ("/venv/lib/python3.12/site-packages/nkilib/core/utils/helpers.py:88:4: error: 'mod' does not allow a zero divisor",
+     "nki-kernel-error"),
     # PyTorch's C++ exception that nothing caught aborted the process.
     ("| 1679087716684 | terminate called after throwing an instance of 'c10::Error'", "runtime-process-crash"),
 ])
@@ -518,6 +521,7 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     # The interpreter failing to start is not a crash of the run (faulthandler names a signal when it is one).
     "Fatal Python error: initfsencoding: unable to load the file system codec",
     "INFO:Neuron:100.00% of all operations (including primitives) (21 of 21) are supported",  # every operator placed
+    "Found nkilib 0.3 at /venv/lib/python3.12/site-packages/nkilib/__init__.py",  # the library named, nothing failed
     # torch-neuron's partitioner leaves some operators on CPU by design: a compile that goes on is no failure.
     "INFO:Neuron:There are 2 ops of 2 different types in the TorchScript that are not compiled by neuron-cc: aten::roll",
     '  File "/home/u/app.py", line 9, in main\n    y = model.load(path)\nValueError: no checkpoint at path',  # not NKI
