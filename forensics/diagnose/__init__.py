@@ -66,7 +66,7 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
     findings = _fold_envelopes(_known_cause_first(_cause_first(sorted(findings, key=_rank), log, kb), kb))
     if not elsewhere:  # public Neuron reports say nothing of a run on another accelerator
-        findings = _with_similar_reports(findings, log, retained, kb, facts, exclude_cases)
+        findings = _with_similar_reports(findings, log, retained, kb, facts, exclude_cases, read.below_error)
     return Analysis.model_construct(source=log.source, findings=findings, environment=log.environment,
                     total_lines=log.total_lines, truncated=log.truncated)
 
@@ -77,13 +77,12 @@ def _rank(finding: Finding) -> tuple:
 
 
 def _with_similar_reports(findings: list[Finding], log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase,
-                          facts: Facts, exclude: frozenset[str]) -> list[Finding]:
+                          facts: Facts, exclude: frozenset[str], quiet: set[int]) -> list[Finding]:
     """The closest public reports under each finding; and when neither a signature nor a family explains the
     log, the closest report's family as a finding of tier `similar` (low confidence), before generic ones."""
     index = case_index(kb)
     if not any(f.tier in ("exact", "family") for f in findings):
-        # (A line its producer printed as a warning is no failure that a resemblance alone could name.)
-        quiet = log.below_error_lines()
+        # (`quiet`: lines printed below error level, no failure that a resemblance alone could name.)
         failures = [line for line in retained if line.line not in quiet and reads_as_failure(line.text)][-SIMILAR_TIER_LINES:]
         matches = [m for m in index.search([line.text for line in failures]) if m.case.url not in exclude]
         if matches and matches[0].closeness >= SIMILAR_TIER_CLOSENESS and matches[0].case.family in kb.families:

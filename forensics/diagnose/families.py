@@ -17,6 +17,7 @@ from functools import cache
 
 from forensics.knowledge import KnowledgeBase, compiled, table
 from forensics.knowledge.schema import Detect, Family
+from forensics.knowledge.vocabulary import named
 from forensics.linear_regex import compile_linear
 from forensics.masking import mask, mask_ids
 from forensics.parse.normalise import unwrap
@@ -239,8 +240,14 @@ class FamilyFacts:
     def context_words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         held = _present(rule.context_words, self.context) and all(
             _whole_words(tuple(group)).search(self.context) for group in rule.context_words) or (
-            self.printed_neuron_code and all("neuron" in group for group in rule.context_words))
+            self.printed_neuron_code and all(_neuron_context() <= set(group) for group in rule.context_words))
         return ([], {}) if held else None
+
+
+@cache
+def _neuron_context() -> frozenset[str]:
+    """knowledge/vocabulary.toml's @neuron_context: a group that names it is satisfied by a printed Neuron code."""
+    return frozenset(named("neuron_context"))
 
 
 def _present(groups: list[list[str]], blob: str) -> bool:

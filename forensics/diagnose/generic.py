@@ -8,6 +8,7 @@ specific was found, so a known failure is not buried under its own symptoms.
 from __future__ import annotations
 
 import re
+import signal
 
 
 from forensics.diagnose.evidence import lines_between
@@ -22,9 +23,6 @@ MAX_EVIDENCE = 20  # lines cited for one template group; the count says how many
 PLAIN_FAILURE_LINES = 20  # with no error-level record, the last this many plain failure lines are grouped
 # A line that names a level below error itself (`INFO: job Killed-by-user handler registered`) is not one.
 _QUIET_HEAD = re.compile(r"^\W*(?:INFO|DEBUG|TRACE|NOTICE|WARN(?:ING)?)\b")
-
-
-_CRASHES = {"killed": "SIGKILL", "segfault": "SIGSEGV", "abort": "SIGABRT", "signal": "a signal"}
 
 
 def explain_code(code: str) -> str:
@@ -73,11 +71,12 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[in
                          f"{exit_status.tool} failed with {exit_status.code}",
                          "The compiler process failed; the root cause is usually printed earlier in its log.",
                          exit_status.line, exit_status.line, retained)]
-    for outcome in (o for o in reversed(log.outcomes) if o.kind in _CRASHES):
+    for outcome in (o for o in reversed(log.outcomes) if o.kind not in ("hang", "interrupted")):
         # A process a signal ended printed no error of its own: the signal is the failure (torchrun's
         # ChildFailedError after it only reports it).
         who = outcome.process or "A process"
-        return [_generic(None, "process-crash", f"{who} was ended by a signal ({_CRASHES[outcome.kind]})", "framework",
+        said = signal.Signals(outcome.signal).name if outcome.signal else "a signal"
+        return [_generic(None, "process-crash", f"{who} was ended by a signal ({said})", "framework",
                          outcome.text, "A process was ended by a signal, not by an error it reported; what it was "
                          "doing when it ended (the lines before) says where to look.", outcome.line, outcome.line, retained)]
     for traceback in reversed(log.tracebacks):

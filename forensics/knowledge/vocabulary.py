@@ -19,6 +19,11 @@ def _lists() -> dict[str, list[str]]:
     return tomllib.loads(VOCABULARY_FILE.read_text(encoding="utf-8"))
 
 
+def named(name: str) -> list[str]:
+    """The words of one named list."""
+    return _lists()[name]
+
+
 def expand(groups: list[list[str]]) -> list[list[str]]:
     """Each "@name" in a group replaced by the words of that list; a ValueError names an unknown list."""
     lists = _lists()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from forensics.parse.grammars import parser
+from forensics.parse.grammars import terminal_regex
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
 # environment listing or a traceback, so it is counted and skipped without running any parser. Plain
@@ -32,16 +32,11 @@ def is_candidate(segment: str) -> bool:
     return any(word in segment for word in _CANDIDATE_WORDS) or _CANDIDATE_SHAPES.search(segment) is not None
 
 
-def _terminal(grammar: str, name: str) -> str:
-    """A terminal's regex as its grammar spells it: dispatch derived from the grammar cannot drift from it."""
-    return parser(grammar).get_terminal(name).pattern.value
-
-
 @cache
 def daemon_head() -> re.Pattern[str]:
     """The inf1 neuron-rtd daemon's `[NMGR:kmgr_create_eg] ...` / `[hal] ...` head, built from
     grammars/runtime.lark's own DAEMON_HEAD terminal so the dispatch cannot drift from the grammar."""
-    return re.compile(rf"\[(?:{_terminal('runtime', 'DAEMON_HEAD')})\] ")
+    return re.compile(rf"\[(?:{terminal_regex('runtime', 'DAEMON_HEAD')})\] ")
 
 # Levelled chatter (INFO/DEBUG/TRACE) is most of a big log; only these words make such a line matter.
 _QUIET_LEVELS = (" INFO ", " DEBUG ", " TRACE ", "[INFO]", "[DEBUG]", " INFO\t")
@@ -74,7 +69,7 @@ ENVIRONMENT_STARTS = (
 @cache
 def _untimed_runtime_head() -> re.Pattern[str]:
     """`ERROR  TDRV:` from runtime.lark's own LEVEL and RUNTIME_MODULE terminals (like daemon_head)."""
-    return re.compile(rf"(?:{_terminal('runtime', 'LEVEL')})[ \t]+(?:{_terminal('runtime', 'RUNTIME_MODULE')}):")
+    return re.compile(rf"(?:{terminal_regex('runtime', 'LEVEL')})[ \t]+(?:{terminal_regex('runtime', 'RUNTIME_MODULE')}):")
 
 
 def maybe_untimed_runtime(body: str) -> bool:
@@ -85,7 +80,7 @@ def maybe_untimed_runtime(body: str) -> bool:
 @cache
 def _untimed_compiler_head() -> re.Pattern[str]:
     """`ERROR 40712 [neuronx-cc]:` from compiler.lark's own LEVEL terminal: a level, a pid, a component."""
-    return re.compile(rf"(?:{_terminal('compiler', 'LEVEL')}) \d+ (?:\d+ )?(?:\(sg\d+\) )?\[")
+    return re.compile(rf"(?:{terminal_regex('compiler', 'LEVEL')}) \d+ (?:\d+ )?(?:\(sg\d+\) )?\[")
 
 
 def maybe_untimed_compiler(body: str) -> bool:

@@ -101,6 +101,11 @@ def parser(name: str) -> Lark:
     return prebuilt(name, text, transformer) or build(name, text, transformer)
 
 
+def terminal_regex(name: str, terminal: str) -> str:
+    """A terminal's regex as grammar `name` spells it: quick tests built from it cannot drift from the grammar."""
+    return parser(name).get_terminal(terminal).pattern.to_regexp()
+
+
 def parse(name: str, text: str, start: str | None = None) -> object:
     """What `text` says under grammar `name` (and start rule), as the grammar's transformer reads it (a shape
     of forensics/parse/shapes.py), or None when the text has another shape."""

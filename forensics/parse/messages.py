@@ -52,6 +52,7 @@ Shape = TypeVar("Shape")
 # pip fetching a wheel: `Downloading https://.../neuronx_cc-2.19.8089.0%2B8ab9f450-cp310-cp310-linux_x86_64.whl`
 _PIP_FETCH = re.compile(r"^\s*(?:Downloading|Using cached) \S*?([A-Za-z0-9_.]+)-(\d[\w.%+!]*)-(?:cp|py)\w*-")
 RESOLVER_VERSIONS = 3  # releases of one package fetched in one install: the resolver is backtracking
+_RESOLVER_WORDS = ("Downloading", "Using cached", "pip is looking", "Successfully installed")  # what it reads
 
 # Words one of grammars/messages.lark's `outcome` alternatives needs: a line with none skips that parser.
 _OUTCOME_WORDS = ("illed", "Segmentation", "dumped)", "ignal", "^C", "exitcode", "terminate called")
@@ -92,7 +93,7 @@ class MessageReader(AssemblerState):
         found |= self._outcomes(number, text)
         found |= self._api_calls(number, text)
         self._compile_progress(number, text)
-        if "Downloading" in text or "Using cached" in text or "pip is looking" in text or "Successfully installed" in text:
+        if any(word in text for word in _RESOLVER_WORDS):
             self._resolver_progress(number, text)
         found |= self._settings(number, text)
         found |= self._versions(number, text)

@@ -13,7 +13,7 @@ import json
 import re
 from functools import cache
 
-from forensics.parse.grammars import parse, parser
+from forensics.parse.grammars import parse, parser, terminal_regex
 from forensics.parse.shapes import Unwrapped
 
 # Several NRT records on one physical line (multi-process output): split before each timestamp, or before
@@ -103,7 +103,7 @@ def _prefix_start() -> re.Pattern[str]:
     that spares most lines the parser cannot drift from the grammar."""
     grammar = parser("prefixes")
     names = [symbol.name for rule in grammar.rules if rule.origin.name == "_prefix" for symbol in rule.expansion]
-    return re.compile("|".join(f"(?:{grammar.get_terminal(name).pattern.to_regexp()})" for name in names))
+    return re.compile("|".join(f"(?:{terminal_regex('prefixes', name)})" for name in names))
 
 
 def unwrap(segment: str) -> Unwrapped:
