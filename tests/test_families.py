@@ -807,3 +807,14 @@ def test_a_compile_failure_in_general_words_is_neurons_only_in_a_run_that_involv
     assert _top_family("$ python trace.py   # on an inf2.xlarge with torch-neuronx\n" + said) == "framework-compile-failure"
     assert _top_family("[NCC_EXYZ901] something odd\n" + said) == "framework-compile-failure"  # a Neuron code is enough
 
+
+def test_a_finding_recognised_by_its_words_carries_the_code_its_message_prints():
+    """The compile cache quoting the failed compile's `[XTP002] ...`, the runtime naming NRT_STATE_CHILD: the code
+    the user can search for is the finding's code; a word that only looks like one (SHA256) is not."""
+    cached = (SAMPLE_LOGS / "neuron_cache_got_cached_failed_neff.log").read_text()
+    assert [(f.signature, f.code) for f in analyze_text(cached).findings][:1] == [("neuron-cache-cached-failed-neff", "XTP002")]
+    forked = (SAMPLE_LOGS / "nrt_state_child_after_fork.log").read_text()
+    assert analyze_text(forked).findings[0].code == "NRT_STATE_CHILD"
+    hashed = cached.replace("[XTP002]", "SHA256")
+    assert analyze_text(hashed).findings[0].code is None
+

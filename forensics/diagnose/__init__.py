@@ -309,6 +309,16 @@ def _by_signature(claims: list[Claim]) -> list[list[Claim]]:
     return [sorted(group, key=lambda c: (c.diagnostic is None, c.line)) for group in groups.values()]
 
 
+# A code or status as the toolchain prints it inside a message a pattern recognised (the compile cache quoting
+# "[TEN404] ...", `Incompatible runtime state: NRT_STATE_CHILD`): bracketed or prefixed, not any word with digits.
+_QUOTED_CODE = re.compile(r"\[((?:NCC_)?[A-Z]{3,4}\d{3}|F1\d\d)\]|\b(NCC_[A-Z]{3,4}\d{3}|NRT_[A-Z][A-Z_]+|NERR_[A-Z][A-Z_]+)\b")
+
+
+def _code_in(message: str) -> str | None:
+    found = _QUOTED_CODE.search(message)
+    return (found.group(1) or found.group(2)) if found else None
+
+
 def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], facts: Facts) -> Finding:
     claim, signature = claims[0], claims[0].signature
     input_matches = _input_matches(signature, retained)
@@ -323,7 +333,7 @@ def _finding(claims: list[Claim], log: ParsedLog, retained: list[SourceLine], fa
     evidence.sort(key=lambda e: e.line or 0)
     summary = claim.message.strip() or signature.summary
     finding = _from_knowledge(signature, signature.id, summary, fields, evidence, log)
-    finding.code = claim.printed_code or signature.code
+    finding.code = claim.printed_code or signature.code or _code_in(claim.message)
     finding.fingerprint = fingerprint(signature.id, claim.message, compiler_pass(claim.message, fields))
     finding.fixed_in = resolve_fixed_in(signature.fixed_in, log.environment) if signature.fixed_in else None
     finding.tier, finding.family = "exact", signature.family
