@@ -18,9 +18,9 @@ from collections.abc import Iterable
 
 from forensics.parse.blocks import BlockReader
 from forensics.parse.gates import (
-    COMPILER_BLOCK_STARTS,
+    compiler_block_starts,
     daemon_head,
-    ENVIRONMENT_STARTS,
+    environment_starts,
     is_candidate,
     is_quiet,
     maybe_traceback,
@@ -133,7 +133,7 @@ class _Assembler(BlockReader, TracebackReader):
         if line is not None:
             return self._traceback_line(number, line)
         start = body.lstrip()
-        if start.startswith(COMPILER_BLOCK_STARTS) and (line := parse("compiler", body)) is not None:
+        if start.startswith(compiler_block_starts()) and (line := parse("compiler", body)) is not None:
             return self._producer_line(number, line)
         if maybe_untimed_runtime(start) and (line := parse("runtime", start)) is not None:
             return self._producer_line(number, line)
@@ -141,7 +141,7 @@ class _Assembler(BlockReader, TracebackReader):
             return self._producer_line(number, line)
         if maybe_untimed_framework(body) and (line := parse("framework", body)) is not None:
             return self._producer_line(number, line)
-        if start.startswith(ENVIRONMENT_STARTS) and self._environment_line(number, body):
+        if start.startswith(environment_starts()) and self._environment_line(number, body):
             return True
         return self._message(number, body, producer=None, level=None, component=None)
 

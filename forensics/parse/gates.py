@@ -1,8 +1,9 @@
 """The cheap tests that decide which parsers a line reaches: performance gates and dispatch, not shapes.
 
 A big log is mostly chatter. Plain substring tests (C speed) reject a line that cannot matter before any
-lark parser runs, and the first characters of a line pick the grammars that can own it. Keep the start
-words in step with grammars/*.lark: a word missing here makes the assembler skip a grammar alternative.
+lark parser runs, and the first characters of a line pick the grammars that can own it. The words a plain
+line must start with are read off the grammars (forensics/parse/literals.py); the candidate words below are
+wider than any grammar (they also admit lines only a signature's pattern reads).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from functools import cache
 
 from forensics.parse.grammars import terminal_regex
+from forensics.parse.literals import first_words
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
 # environment listing or a traceback, so it is counted and skipped without running any parser. Plain
@@ -52,18 +54,22 @@ def is_quiet(segment: str) -> bool:
     return any(level in head for level in _QUIET_LEVELS) and not any(word in segment for word in _QUIET_BUT_KEEP)
 
 
-# Dispatch, not shapes: the first words a line must start with for each grammar's untimestamped
-# alternatives to apply (keep in step with grammars/*.lark), so plain lines skip every lark parser.
-COMPILER_BLOCK_STARTS = (
-    "*", "An Internal Compiler Error", "Error message", "Error class", "Error location", "Command line",
-    "Internal details", "Version information", "what()", "===", "Reason", "Instruction", "Opcode", "Input index",
-    "Output index", "Argument AP", "Access Pattern", "Offset", "Memory Location", "SG-ERROR",
-)
-ENVIRONMENT_STARTS = (
-    "aws-neuron", "neuron", "libneuronxla", "torch", "jax", "transformers", "nki", "optimum", "vllm", "tensorflow",
-    "NeuronX Compiler", "Neuron Compiler", "NEURON", "XLA_", "TORCH_NEURONX", "FI_", "PJRT", "export ", "ENV ",
-    "os.environ[",
-)
+# Dispatch, not shapes: plain lines (no timestamp) reach these grammars' alternatives only when they start
+# with one of the words those alternatives start with, read off the grammars (forensics/parse/literals.py).
+_COMPILER_BLOCKS = ("ice_border", "ice_title", "ice_field", "bir_header", "bir_field", "bir_instruction", "sg_error")
+_ENVIRONMENT_LINES = ("apt_line", "pip_line", "freeze_line", "cc_version", "env_assign", "setenv_call")
+
+
+@cache
+def compiler_block_starts() -> tuple[str, ...]:
+    """`Error class:`, `what(): === BIR verification failed ===`, `SG-ERROR:` ...: compiler.lark's block lines."""
+    return first_words("compiler", _COMPILER_BLOCKS) or ("",)  # ("",): an alternative could start anywhere
+
+
+@cache
+def environment_starts() -> tuple[str, ...]:
+    """`neuronx-cc 2.24...`, `export NEURON_CC_FLAGS=...`, `os.environ[...]`: environment.lark's listings."""
+    return first_words("environment", _ENVIRONMENT_LINES) or ("",)
 
 
 @cache

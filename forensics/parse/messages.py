@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from forensics.packages import package_key
 from forensics.parse.grammars import parse
+from forensics.parse.literals import may_parse
 from forensics.parse.shapes import (
     ApiTrace,
     CodedMessage,
@@ -28,7 +29,6 @@ _ARGV_LIST = re.compile(r"\[\s*'(?:neuronx-cc|neuron-cc)'[^\]]*\]")
 _COMMAND_TEXT = re.compile(r"(?:^|\s)((?:\S*/)?neuronx?-cc\s+compile\s.+)$")
 _COMPILER_ARGS = re.compile(r"compiler_args\s*=\s*(\[[^\]]*\]|\"[^\"]*\"|'[^']*')")
 _TARGET_FLAG = re.compile(r"--target[= ](\w+)")
-_VERSION_HINT = re.compile(r"neuronxcc-\d|neuronx?-cc|torch[-_]neuronx|libneuronxla|nki|NKI|Neuron SDK|aws-neuronx-")  # gate
 _INSTANCE_TARGET = re.compile(r"^(trn\d|inf\d)")
 # Where the compiler reads and writes, not how it compiles: not reported as compiler flags.
 _IO_FLAGS = {"--output", "-o", "--logfile", "--logdir", "--workdir", "--log-file", "--pipeline"}
@@ -54,12 +54,12 @@ _PIP_FETCH = re.compile(r"^\s*(?:Downloading|Using cached) \S*?([A-Za-z0-9_.]+)-
 RESOLVER_VERSIONS = 3  # releases of one package fetched in one install: the resolver is backtracking
 _RESOLVER_WORDS = ("Downloading", "Using cached", "pip is looking", "Successfully installed")  # what it reads
 
-# Words one of grammars/messages.lark's `outcome` alternatives needs: a line with none skips that parser.
-_OUTCOME_WORDS = ("illed", "Segmentation", "dumped)", "ignal", "^C", "exitcode", "terminate called")
-
 
 def _find(start: str, shape: type[Shape], text: str) -> Shape | None:
-    """The first `shape` in a message: grammars/messages.lark has one start rule per shape."""
+    """The first `shape` in a message: grammars/messages.lark has one start rule per shape. A line without
+    any of the words the rule needs skips its parser."""
+    if not may_parse("messages", start, text):
+        return None
     found = parse("messages", text, start)
     return found if isinstance(found, shape) else None
 
@@ -71,14 +71,12 @@ class MessageReader(AssemblerState):
                  component: str | None) -> bool:
         """Search a message for coded diagnostics, statuses, settings and commands."""
         found = False
-        opening = _find("diagnostic", CodedMessage, text) if "[" in text else None
-        if opening is None and "NCC_" in text and _printed_as_fact(text):
-            opening = _find("bare_diagnostic", CodedMessage, text)
-            if opening is not None:
-                self.unbracketed_codes.add(number)
-                opening = opening._replace(rest="")
+        opening = _find("diagnostic", CodedMessage, text)
+        if opening is None and (bare := _find("bare_diagnostic", CodedMessage, text)) and _printed_as_fact(text):
+            self.unbracketed_codes.add(number)
+            opening = bare._replace(rest="")
         rest, first = text, True
-        while rest and (coded := opening if first else _find("diagnostic", CodedMessage, rest) if "[" in rest else None):
+        while rest and (coded := opening if first else _find("diagnostic", CodedMessage, rest)):
             diagnostic = coded.at(number)
             # [IDLE300] in another tool's line is no compiler code: without NCC_, the compiler must be speaking.
             if (not coded.unprefixed or producer == "compiler" or coded.severity) and self._plausible_code(diagnostic, rest):
@@ -126,22 +124,19 @@ class MessageReader(AssemblerState):
 
     def _statuses(self, number: int, text: str) -> bool:
         found = False
-        if ("status" in text or "err:" in text or "Failure:" in text or "NERR_" in text) and (
-                status := _find("nrt_status", StatusMention, text)):
+        if status := _find("nrt_status", StatusMention, text):
             self._add(self.log.nrt_statuses, status.at(number))
             found = True
-        elif "NRT_" in text and _printed_as_fact(text) and (status := _find("named_status", StatusMention, text)):
+        elif (status := _find("named_status", StatusMention, text)) and _printed_as_fact(text):
             self._add(self.log.nrt_statuses, status.at(number))
             found = True
-        if ("with" in text or "exit" in text or "died" in text or "returned:" in text) and (
-                exit_code := _find("exit_status", ExitCode, text)) and exit_code.code != 0:  # 0: it succeeded
+        if (exit_code := _find("exit_status", ExitCode, text)) and exit_code.code != 0:  # 0: it succeeded
             self._add(self.log.exits, exit_code.at(number))
             found = True
         return found
 
     def _outcomes(self, number: int, text: str) -> bool:
-        if not any(word in text for word in _OUTCOME_WORDS) or not (
-                ended := _find("outcome", ProcessEnd, text)):
+        if not (ended := _find("outcome", ProcessEnd, text)):
             return False
         self._add(self.log.outcomes, ended.at(number, text.strip()))
         if ended.kind != "interrupted":  # someone stopping a run reports no error of the run's
@@ -149,7 +144,7 @@ class MessageReader(AssemblerState):
         return True
 
     def _api_calls(self, number: int, text: str) -> bool:
-        if "API:" not in text or not (trace := _find("api_call", ApiTrace, text)):
+        if not (trace := _find("api_call", ApiTrace, text)):
             return False
         self._add(self.log.api_calls, trace.at(number))
         if trace.phase == "IN":
@@ -183,11 +178,11 @@ class MessageReader(AssemblerState):
         env = self.log.environment
         found = False
         rest = text
-        while "=" in rest and (setting := _find("env_setting", EnvSetting, rest)):
+        while setting := _find("env_setting", EnvSetting, rest):
             self._set_env(number, setting.name, setting.value)
             rest = setting.rest
             found = True
-        if "xlarge" in text and (instance_type := _find("instance_type", InstanceType, text)):
+        if instance_type := _find("instance_type", InstanceType, text):
             instance = instance_type.name
             env.instance_type = env.instance_type or instance
             env.lines.setdefault("instance_type", number)
@@ -199,7 +194,7 @@ class MessageReader(AssemblerState):
     def _versions(self, number: int, text: str) -> bool:
         """Package versions named in prose or paths; a listing line seen earlier keeps precedence."""
         found = False
-        rest = text if _VERSION_HINT.search(text) else ""
+        rest = text
         while rest and (version := _find("package_version", PackageVersion, rest)):
             self._package(number, version.name, version.version)
             rest = version.rest
