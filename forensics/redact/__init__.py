@@ -75,7 +75,7 @@ class Redactor:
     _known_users: set[str] = field(default_factory=set)  # from /home/<u>, USER=<u>, ...: masked in /tmp/<u>/ too
     _known: dict[str, str] = field(default_factory=dict)  # secret value (or fragment) -> kind: masked anywhere
     _issued: dict[str, str] = field(default_factory=dict)  # placeholder -> kind, to count text masked earlier
-    _user_rule: tuple[frozenset[str], Rule | None] = (frozenset(), None)
+    _user_rule_for: tuple[frozenset[str], Rule | None] = (frozenset(), None)
 
     def sharing(self) -> Redactor:
         """A redactor with the same placeholders and known secrets but its own counts: the counts of one
@@ -103,38 +103,37 @@ class Redactor:
 
     # ------------------------------------------------------------------ finding secrets
 
-    def _rules(self) -> Iterator[tuple[int, Rule]]:
-        rules, _ = base_rules()
-        yield from enumerate(rules)
+    def _user_rule(self) -> Rule | None:
+        """/tmp/<u>/... and /fsx/<u>/... for every user seen elsewhere, whatever follows it."""
         users = frozenset(self._known_users)
-        if users and self._user_rule[0] != users:
-            # /tmp/<u>/... and /fsx/<u>/... for every user seen elsewhere, whatever follows it.
+        if users and self._user_rule_for[0] != users:
             names = "|".join(re.escape(u) for u in sorted(users, key=len, reverse=True))
             rule = Rule("user", rf"/(?:tmp|fsx|efs)/(?P<v>{names})(?=/)", cue=("/tmp/", "/fsx/", "/efs/"))
-            self._user_rule = (users, rule)
-        if users:
-            yield len(rules), self._user_rule[1]  # type: ignore[misc]
+            self._user_rule_for = (users, rule)
+        return self._user_rule_for[1] if users else None
+
+    def _woken(self, lower: str) -> Iterator[tuple[int, Rule]]:
+        """The rules whose cue words the text holds, the rules that wait for none, and the user rule, by rank."""
+        rules, _ = base_rules()
+        cues, woken, unconditional = cue_index()
+        ranks = set(unconditional)
+        for word in cues.Match(lower) or ():  # None when no cue word is in the text
+            ranks.update(woken[word])
+        for rank in sorted(ranks):
+            yield rank, rules[rank]
+        user = self._user_rule()
+        if user is not None and any(word in lower for word in user.cue):  # type: ignore[union-attr]
+            yield len(rules), user
 
     def _find(self, text: str, rank_offset: int = 0, wrapping: bool = False) -> list[_Span]:
         """Every rule's secrets in `text`, with the rule's rank (lower wins an overlap); with `wrapping`
         only the rules of secrets a line break may cut."""
-        lower = text.lower()
         _, global_allow = base_rules()
-        cues, waits = cue_index()
-        present = set(cues.Match(lower) or ())  # None when no cue word is in the text
         spans: list[_Span] = []
-        for rank, rule in self._rules():
+        for rank, rule in self._woken(text.lower()):
             if wrapping and not rule.wraps:
                 continue
-            cue = rule.cue
-            wanted = waits[rank] if rank < len(waits) else None
-            if wanted is not None:
-                if wanted and not wanted & present:
-                    continue
-            elif isinstance(cue, tuple):
-                if cue and not any(word in lower for word in cue):
-                    continue
-            elif not cue(text):
+            if not isinstance(rule.cue, tuple) and not rule.cue(text):
                 continue
             for match in rule.compiled().finditer(text):
                 found = self._secret(rule, match, text, global_allow)

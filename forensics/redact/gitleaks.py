@@ -61,22 +61,28 @@ def base_rules() -> tuple[tuple[Rule, ...], dict]:
 
 
 @lru_cache(maxsize=1)
-def cue_index() -> tuple[Any, tuple[frozenset[int] | None, ...]]:
+def cue_index() -> tuple[Any, tuple[tuple[int, ...], ...], tuple[int, ...]]:
     """Every rule's cue words in one RE2 search set (which reports every word found, overlapping ones too),
-    and for each base rule the ids of the words it waits for (None: its cue is a test, not words). A text is
-    scanned once for all ~620 words instead of once a word."""
+    for each word the base rules that wait for it, and the base rules that wait for no word (their cue is a
+    test, or nothing). A text is scanned once for all ~620 words, and only the rules a found word wakes (and
+    the unconditional ones) are tried, instead of every rule on every text."""
     words: dict[str, int] = {}
-    waits: list[frozenset[int] | None] = []
-    for rule in base_rules()[0]:
-        if not isinstance(rule.cue, tuple):
-            waits.append(None)
+    woken: list[list[int]] = []
+    unconditional: list[int] = []
+    for rank, rule in enumerate(base_rules()[0]):
+        if not isinstance(rule.cue, tuple) or not rule.cue:
+            unconditional.append(rank)
             continue
-        waits.append(frozenset(words.setdefault(word, len(words)) for word in rule.cue))
+        for word in rule.cue:
+            if word not in words:
+                words[word] = len(words)
+                woken.append([])
+            woken[words[word]].append(rank)
     search = re2.Set.SearchSet()
     for word in words:
         search.Add(re2.escape(word))
     search.Compile()
-    return search, tuple(waits)
+    return search, tuple(tuple(ranks) for ranks in woken), tuple(unconditional)
 
 
 def entropy(text: str) -> float:
