@@ -13,6 +13,8 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -223,3 +225,23 @@ def test_parquet_without_pyarrow_fails_before_any_work(tmp_path, monkeypatch):
     monkeypatch.setattr(scan_module, "scan", lambda *a, **k: pytest.fail("analysed before refusing"))
     code, out = invoke(str(SAMPLES), "--format", "parquet", "-o", str(tmp_path / "x.parquet"))
     assert code == 2 and "pyarrow" in out
+
+
+def test_triage_without_pandas_says_which_extra_to_install(tmp_path, monkeypatch):
+    """pandas is the triage extra, not part of the base install: a base install's triage says so, once."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pandas" else real(name, *a))
+    monkeypatch.setattr(scan_module, "scan", lambda *a, **k: pytest.fail("analysed before refusing"))
+    code, out = invoke(str(SAMPLES), "--no-store")
+    assert code == 2 and "nforensics[triage]" in out and "\n" not in out
+
+
+def test_explain_does_not_import_pandas():
+    script = ("import sys; sys.modules['pandas'] = None\n"  # any import of pandas would fail
+              "from forensics.cli import main\n"
+              f"sys.argv = ['nforensics', 'explain', {str(SAMPLES / 'seed000_ncc_ixlv002_sendrecv_twice.log')!r}, '--format', 'json']\n"
+              "main()")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and '"findings"' in done.stdout, done.stderr[-500:]

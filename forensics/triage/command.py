@@ -67,6 +67,8 @@ def _check_output(format: str, output: Path | None) -> None:
     """Refused before any file is read: a run over 100,000 logs must not end in 'cannot write that'."""
     from forensics.render.triage import FORMATS
 
+    if importlib.util.find_spec("pandas") is None:  # an extra: the base install is explain, report and CI formats
+        raise InputError("nforensics triage needs pandas, which is not installed: pip install 'nforensics[triage]'")
     if format not in FORMATS:
         raise InputError(f"unknown format {format!r}: choose from {', '.join(FORMATS)}")
     if format == "parquet":
