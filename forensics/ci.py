@@ -166,6 +166,8 @@ def _write(sink: IO, text: str, stream: TextIO) -> None:
         return
     try:
         sink.write(text)
+    except BrokenPipeError:
+        raise  # the reader has gone (`| head`): no error of ours; click ends the run quietly (exit 1)
     except OSError as exc:  # disk full, quota
         raise InputError(f"cannot write {getattr(sink, 'name', 'output')}: {exc.strerror or exc}") from None
     if sink is stream:

@@ -80,3 +80,14 @@ def test_a_misspelt_option_of_run_is_no_such_option_not_a_missing_command(tmp_pa
     assert result.returncode == 2 and result.stderr.startswith(b"nforensics: No such option: --logg")
     assert not ran.exists()
     assert run_cli("run", "--", "sh", "-c", "exit 3").returncode == 3  # after `--`, everything is the command's
+
+
+def test_a_reader_that_stops_early_gets_no_error_message():
+    """`nforensics explain logs/ | head -1`: the pipe closing is no error of the output (before, it printed
+    "cannot write <stdout>: Broken pipe" and exited 2)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write
+    done = subprocess.run([*NFORENSICS, "explain", str(REPO / "sample_logs"), "--verbose"], stdout=write_end,
+                          stderr=subprocess.PIPE, text=True, env=ENV, timeout=300)
+    os.close(write_end)
+    assert done.stderr == "" and done.returncode != 2
