@@ -482,6 +482,15 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "nki-kernel-error"),
     # PyTorch's C++ exception that nothing caught aborted the process.
     ("| 1679087716684 | terminate called after throwing an instance of 'c10::Error'", "runtime-process-crash"),
+    # The inf1 daemon echoing its syslog records to stderr, tag and all, failing in its own start-up.
+    ("nrtd[17]: [NRTD:nrtd_main] Failed to initialize devices: 0000:00:1c.0 0000:00:1f.0 , attempt: 1",
+     "runtime-init-failure"),
+    ("F0516 08:20:14.836342 38 env.go:375] Setup failure: discovered 0 neuronCorePerNode => no Neuron capacity found",
+     "device-not-visible"),
+    ("2025/05/16 08:20:14 [ERROR] Node ip-10-0-0-1 (type=inf2.48xlarge) lacks 'aws.amazon.com/neuroncore'",
+     "device-not-visible"),
+    ("ModuleNotFoundError: No module named 'neuronx_distributed'", "pip-resolution"),
+    ("RuntimeError: operator torchvision::nms does not exist", "version-skew"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -525,6 +534,10 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     # torch-neuron's partitioner leaves some operators on CPU by design: a compile that goes on is no failure.
     "INFO:Neuron:There are 2 ops of 2 different types in the TorchScript that are not compiled by neuron-cc: aten::roll",
     '  File "/home/u/app.py", line 9, in main\n    y = model.load(path)\nValueError: no checkpoint at path',  # not NKI
+    "2021-04-22 [ERROR] no tasks found",  # nothing counted, nothing of Neuron
+    "Setup failure: discovered 0 GPUs per node => no capacity found",  # a count of another accelerator
+    "ERROR: operator precedence in config expression does not exist",  # no exception: a tool's message
+    "ValueError: the requested operator does not exist",  # not the RuntimeError torch raises for an extension
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
@@ -818,3 +831,39 @@ def test_a_finding_recognised_by_its_words_carries_the_code_its_message_prints()
     hashed = cached.replace("[XTP002]", "SHA256")
     assert analyze_text(hashed).findings[0].code is None
 
+
+
+DKMS_FAILURE = """\
+Building module:
+cleaning build area...
+'make' -j8 KERNELRELEASE=6.4.1-zen1-1-zen modules.......................(bad exit status: 2)
+Error! Bad return status for module build on kernel: 6.4.1-zen1-1-zen (x86_64)
+Consult /var/lib/dkms/{module}/build/make.log for more information.
+"""
+
+
+def test_a_dkms_build_failure_is_the_neuron_drivers_only_in_a_run_that_involved_neuron():
+    assert _top_family(DKMS_FAILURE.format(module="aws-neuronx/2.19.64.0")) == "driver-install"
+    for other in ("nvidia/390.157", "zfs/0.6.2", "vboxhost/7.0.8"):  # every other out-of-tree module builds so too
+        assert _top_family(DKMS_FAILURE.format(module=other)) != "driver-install"
+
+
+def test_cores_another_process_holds_explain_the_runtime_that_could_not_initialise_printed_above_them():
+    log = ("RuntimeError: The PyTorch Neuron Runtime could not be initialized. Neuron Driver issues are logged\n"
+           "to your system logs. See the Neuron Runtime's troubleshooting guide for help on this topic.\n"
+           "2024-Oct-15 01:18:17.0366 260688:260689 ERROR   NRT:nrt_allocate_neuron_cores               "
+           "NeuronCore(s) not available - Requested:nc6-nc6 Available:0\n")
+    assert _top_family(log) == "neuroncores-in-use"
+    assert "runtime-init-failure" in {f.family for f in analyze_text(log).findings}
+
+
+def test_the_source_line_under_a_python_warning_is_the_warnings_not_an_error_of_its_own():
+    warning = ("/venv/lib/python3.12/site-packages/neuronx_distributed/modules/moe/blockwise.py:102: UserWarning: "
+               "Warning: Failed to import blockwise_mm: No module named 'neuronxcc.nki._private.blockwise_mm'\n"
+               '  warnings.warn(f"Warning: {error}")\n')
+    refusal = ("export attempt failed: KeyError: \"siglip is not supported yet for transformers. Only ['bert', 'albert']"
+               ' are supported."\n')
+    findings = analyze_text(warning + refusal).findings
+    assert [f.family for f in findings] == ["model-library-error"]  # no generic finding for the echo line
+    assert findings[0].hypotheses[0].id == "unsupported-configuration"
+    assert not any(e.line == 2 for f in analyze_text(warning).findings for e in f.evidence)

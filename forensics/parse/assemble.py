@@ -124,6 +124,12 @@ class _Assembler(BlockReader, TracebackReader):
 
     def _classify(self, number: int, body: str) -> bool:
         """Recognise the line's producer; True when the line carried something worth keeping."""
+        warned, self.warned = self.warned, None
+        if warned is not None and body.startswith("  ") and not maybe_traceback(body):
+            # Python's warnings module prints the source line that warned under the warning, indented: it is
+            # the warning's (`  warnings.warn(f"Warning: {error}")` is no error of its own).
+            self._event(number, warned._replace(message=body.strip()))
+            return False
         if body[:1].isdigit() or body.startswith("NRT:") or daemon_head().match(body):
             for grammar in timestamped_grammars(body):
                 line = parse(grammar, body)
@@ -159,6 +165,8 @@ class _Assembler(BlockReader, TracebackReader):
                                      component=line.component)
             case ProducerLine():
                 self._event(number, line)
+                if line.producer == "framework" and (line.component or "").endswith("Warning"):
+                    self.warned = line
                 return self._message(number, line.message, producer=line.producer, level=line.level,
                                      component=line.component)
             case CutMark(opens=opens):

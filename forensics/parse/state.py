@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from forensics.parse.shapes import ProducerLine
 from forensics.records import (
     BirVerification,
     Diagnostic,
@@ -53,6 +54,7 @@ class AssemblerState:
         self.resolving: int | None = None  # line where pip was last seen backtracking through releases
         self.fetched_versions: dict[str, set[str]] = {}  # pip: package -> the releases whose wheels it fetched
         self.resolver_steps = 0  # pip wheels fetched
+        self.warned: ProducerLine | None = None  # the Python warning on the line before, whose source may follow
         self.last_error = 0  # line of the last record that reported an error
         self.last_text = 0  # line of the last non-blank line
         self.tail: deque[tuple[int, str]] = deque(maxlen=2)  # the last two non-blank segments: how the log ends
