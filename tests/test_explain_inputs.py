@@ -141,3 +141,17 @@ def test_explain_path_imports_no_heavy_modules():
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert "HEAVY=" in result.stderr
     assert result.stderr.rsplit("HEAVY=", 1)[1].strip() == "", result.stderr
+
+
+def test_a_notebook_stream_on_one_line_is_read_line_by_line(tmp_path):
+    """A saved notebook's stderr stream (or a JSON log record) holds a whole log in one physical line: the
+    lines it decodes to are read one by one, so the words of two of them never meet as if printed together
+    (the cache's "Using a cached neff" and a rank's failure are no cache replay)."""
+    text = (SAMPLE_LOGS / "family_mpmd-graph-mismatch.log").read_text()
+    stream = tmp_path / "cell.json"
+    stream.write_text(json.dumps({"name": "stderr", "output_type": "stream", "text": text}) + "\n")
+    plain, cell = (json.loads(run_cli("explain", str(path), "--format", "json").stdout) for path in
+                   (SAMPLE_LOGS / "family_mpmd-graph-mismatch.log", stream))
+    assert [f["family"] for f in cell["findings"]] == [f["family"] for f in plain["findings"]]
+    evidence = cell["findings"][0]["evidence"]
+    assert evidence and all(e["line"] == 1 and "output_type" not in e["text"] for e in evidence)

@@ -40,7 +40,9 @@ def test_explain_answers_any_log_and_cites_only_its_lines(lines):
 def test_parse_keeps_its_records_inside_the_input(lines):
     log, retained = assemble("<fuzz>", enumerate(lines, 1))
     numbers = [line.line for line in retained]
-    assert numbers == sorted(set(numbers)) and all(1 <= n <= len(lines) for n in numbers)
+    # (a physical line that decodes to several, '0\\n1' escaped, keeps each under its one number, in order)
+    assert numbers == sorted(numbers) and all(1 <= n <= len(lines) for n in numbers)
+    assert len({(line.line, line.text) for line in retained}) == len(retained)
     for record in [*log.diagnostics, *log.nrt_statuses, *log.tracebacks, *log.events, *log.outcomes]:
         assert 1 <= record.line <= len(lines)
 

@@ -16,6 +16,7 @@ from forensics.fact_records import HLO_FACT_PREFIX, HloObservation
 from forensics.knowledge import compiled
 from forensics.knowledge.schema import EvidenceRule, HypothesisSpec
 from forensics.records import Environment, Evidence, Finding, Hypothesis, SourceLine
+from forensics.vocabulary import reads_as_failure
 
 Facts = Mapping[str, object]
 _MAX_CITED = 3
@@ -99,10 +100,15 @@ def _hlo_modules(facts: Facts) -> str | None:
 
 
 def lines_between(retained: list[SourceLine], first: int, last: int) -> list[Evidence]:
-    """The retained lines numbered first..last as evidence; `retained` is sorted by line number."""
+    """The retained lines numbered first..last as evidence; `retained` is sorted by line number. Where one
+    physical line held several (a notebook stream decoded), its lines that read as a failure stand for it."""
     start = bisect_left(retained, first, key=_LINE_NUMBER)
     stop = bisect_right(retained, last, lo=start, key=_LINE_NUMBER)
-    return [Evidence.model_construct(line=line.line, text=line.text) for line in retained[start:stop]]
+    lines = retained[start:stop]
+    if len({line.line for line in lines}) < len(lines):
+        failing = [line for line in lines if reads_as_failure(line.text)]
+        lines = failing or lines
+    return [Evidence.model_construct(line=line.line, text=line.text) for line in lines]
 
 
 def _cite(env: Environment, key: str, text: str, note: str) -> list[Evidence]:

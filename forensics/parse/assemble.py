@@ -34,7 +34,7 @@ from forensics.parse.grammars import parse
 from forensics.parse.messages import COMPILE_END
 from forensics.parse.normalise import GLUED_PROGRESS, MARKDOWN_BOLD, NRT_RECORD_START, unescaped, unfold_traceback, unwrap
 from forensics.parse.shapes import CutMark, ProducerLine
-from forensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_SKELETONS, UNGATED_LINES, WAIT_REPEATS
+from forensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_RETAINED, MAX_SKELETONS, UNGATED_LINES, WAIT_REPEATS
 from forensics.parse.tracebacks import TracebackReader
 from forensics.records import ERROR_LEVELS, ParsedLog, ProcessOutcome, SourceLine
 
@@ -50,12 +50,15 @@ class _Assembler(BlockReader, TracebackReader):
         pieces = unescaped(raw)
         if len(pieces) == 1 and raw.count(' File "') > 1:
             pieces = unfold_traceback(raw)
-        # A line that decoded to one line of text is kept as that text; one that held several keeps its
-        # physical text, so that every line number still names one line.
-        shown = pieces[0] if len(pieces) == 1 else raw
-        for piece in pieces:
+        # A line that decoded to one line of text is kept as that text; one that held several (a notebook's
+        # stream or a JSON log record with its newlines escaped) keeps each as a line of its own under the
+        # one line number, so that words of different lines never meet as if printed together.
+        for index, piece in enumerate(pieces):
+            if len(pieces) > 1 and len(self.piece_order) < MAX_RETAINED:
+                self.piece_order.setdefault((number, piece), index)
             segments = NRT_RECORD_START.split(piece) if piece.count(":") > 6 else [piece]
             for segment in segments:
+                shown = piece if len(pieces) > 1 else pieces[0]
                 if segment.startswith(".."):
                     segment = GLUED_PROGRESS.sub("", segment)
                 self._feed_segment(number, shown, segment)
@@ -112,7 +115,7 @@ class _Assembler(BlockReader, TracebackReader):
             self.uneventful[skeleton] = event.level if event is not None else None
 
     def _remember_recent(self, number: int, raw: str) -> None:
-        if not self.recent or self.recent[-1][0] != number:
+        if not self.recent or self.recent[-1] != (number, raw):
             self.recent.append((number, raw))
 
     def _record_count(self) -> int:
@@ -250,9 +253,11 @@ class _Assembler(BlockReader, TracebackReader):
         self.log.outcomes[:] = [o for o in self.log.outcomes if o.kind != "interrupted" or o.line >= self.last_error]
         self.log.repeated_below_error = list(self.repeated_below_error)
         self.log.total_lines = self.last_line
-        kept = {number: SourceLine.model_construct(line=number, text=raw) for number, raw in self.recent}
-        kept.update((line.line, line) for line in self.retained)
-        return self.log, [kept[number] for number in sorted(kept)]
+        # (One line number may hold several lines of text, decoded from one physical line, in their order.)
+        kept = {(line.line, line.text): line for line in self.retained}
+        for number, raw in self.recent:
+            kept.setdefault((number, raw), SourceLine.model_construct(line=number, text=raw))
+        return self.log, [kept[key] for key in sorted(kept, key=lambda key: (key[0], self.piece_order.get(key, 0)))]
 
     def _drop_retyped_codes(self) -> None:
         """A code without its brackets counts while it is all the log has; where the tool printed its own

@@ -39,6 +39,7 @@ class AssemblerState:
         self.log = ParsedLog.model_construct(source=source, environment=Environment.model_construct())
         self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
+        self.piece_order: dict[tuple[int, str], int] = {}  # a line decoded into several: each one's place in it
         self.open_diagnostic: Diagnostic | None = None
         self.unbracketed_codes: set[int] = set()  # lines whose code was printed without its brackets
         self.open_ice: IceReport | None = None
@@ -74,7 +75,7 @@ class AssemblerState:
             self.log.truncated = True
 
     def _retain(self, number: int, raw: str) -> None:
-        if self.retained and self.retained[-1].line == number:
+        if self.retained and self.retained[-1].line == number and self.retained[-1].text == raw:
             return
         if len(self.retained) < MAX_RETAINED:
             self.retained.append(SourceLine.model_construct(line=number, text=raw))
