@@ -19,13 +19,13 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO))
 
-from forensics.pipeline import analyze_text  # noqa: E402
-from forensics.diagnose.similar import MIN_LINE_TOKENS, CaseIndex, case_index, failure_site, site_text  # noqa: E402
-from forensics.ingest import text_lines  # noqa: E402
-from forensics.knowledge.cases import Case  # noqa: E402
-from forensics.parse import assemble  # noqa: E402
-from forensics.knowledge import load_kb, tomllib  # noqa: E402
-from forensics.knowledge.wording import tokens  # noqa: E402
+from nforensics.pipeline import analyze_text  # noqa: E402
+from nforensics.diagnose.similar import MIN_LINE_TOKENS, CaseIndex, case_index, failure_site, site_text  # noqa: E402
+from nforensics.ingest import text_lines  # noqa: E402
+from nforensics.knowledge.cases import Case  # noqa: E402
+from nforensics.parse import assemble  # noqa: E402
+from nforensics.knowledge import load_kb, tomllib  # noqa: E402
+from nforensics.knowledge.wording import tokens  # noqa: E402
 
 ALLOWED = tomllib.loads((REPO / "tests" / "corpus_families.toml").read_text(encoding="utf-8"))
 

@@ -18,8 +18,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from hypothesis import HealthCheck, given, settings, seed  # noqa: E402
 
-from forensics.pipeline import analyze_lines  # noqa: E402
-from forensics.redact import Redactor  # noqa: E402
+from nforensics.pipeline import analyze_lines  # noqa: E402
+from nforensics.redact import Redactor  # noqa: E402
 from properties import line_with_secret, log_lines  # noqa: E402
 
 SLOW_BOUND = 2.0  # seconds per megabyte

@@ -29,7 +29,7 @@ TARGET_SECONDS = 1.0
 FLOOR = (
     "import gzip, sys\n"
     "sys.path.insert(0, {repo!r})\n"
-    "from forensics.artifacts.hlo_proto import message_classes\n"
+    "from nforensics.artifacts.hlo_proto import message_classes\n"
     "message_classes()['HloModuleProto'].FromString(gzip.decompress(open({path!r}, 'rb').read()))\n"
 )
 
@@ -53,7 +53,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     runs = parser.parse_args().runs
-    cli = [sys.executable, "-m", "forensics.cli", "hlo"]
+    cli = [sys.executable, "-m", "nforensics.cli", "hlo"]
     commands = {
         "floor: python + gunzip + ParseFromString": [sys.executable, "-c", FLOOR.format(repo=str(REPO), path=str(PROTO))],
         "hlo large.pb.gz --format json": [*cli, str(PROTO), "--format", "json"],
@@ -72,8 +72,8 @@ def main() -> int:
         worst = max(worst, median) if name.startswith("hlo") else worst
         print(f"  {name:45s} {median * 1000:7.0f} ms  {median / floor:5.2f}x floor")
 
-    from forensics.artifacts.hlo import read_hlo
-    from forensics.artifacts.hlo_proto import message_classes
+    from nforensics.artifacts.hlo import read_hlo
+    from nforensics.artifacts.hlo_proto import message_classes
 
     module_class = message_classes()["HloModuleProto"]
     parse_only = _warm(lambda: module_class.FromString(gzip.decompress(PROTO.read_bytes())), runs)

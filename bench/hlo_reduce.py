@@ -4,7 +4,7 @@ tests/fakes/hlo_compiler.py, a TEST DOUBLE for neuronx-cc that fails with NCC_IT
 
 Target (issue 16): at most 5% of the instructions, in a bounded number of compiles. The bound, for a module
 whose entry holds n ops (instructions other than parameters and constants) and a failure that needs k of them,
-with one worker (forensics/experiments/hlo_reduce.py, phase by phase):
+with one worker (nforensics/experiments/hlo_reduce.py, phase by phase):
     1 (the module as given) + ceil(log2 n) (shortest failing prefix) + 1 (cone of its last op)
     + 2 ceil(log2 (d + 1)) + 1 (nearest depth d from the outputs, galloping then halving)
     + ddmin over the r ops left: O(k log r), r^2 / 2 at worst
@@ -39,8 +39,8 @@ def bound(module_path: Path) -> tuple[int, int, str]:
     """(ops n, the one-worker bound before ddmin, its formula) for the module."""
     import gzip
 
-    from forensics.artifacts.hlo_proto import load_message
-    from forensics.artifacts.hlo_reduce import EntryGraph
+    from nforensics.artifacts.hlo_proto import load_message
+    from nforensics.artifacts.hlo_reduce import EntryGraph
 
     graph = EntryGraph(load_message(gzip.decompress(module_path.read_bytes())))
     n = len(graph.ops)
@@ -52,7 +52,7 @@ def bound(module_path: Path) -> tuple[int, int, str]:
 def reduce_once(workers: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="hlo-reduce-bench-") as tmp:
         log = Path(tmp) / "compiles.log"
-        argv = [sys.executable, "-m", "forensics.cli", "reduce", "--hlo", str(PLANTED), "--expect", "NCC_ITEN404",
+        argv = [sys.executable, "-m", "nforensics.cli", "reduce", "--hlo", str(PLANTED), "--expect", "NCC_ITEN404",
                 "--workers", str(workers), "--format", "json", "--journal", f"{tmp}/journal.sqlite",
                 "--out", f"{tmp}/smallest.pb", "--", sys.executable, str(FAKE), "compile", "{hlo}",
                 "--framework", "XLA", "--target", "trn1", "--log", str(log)]

@@ -37,7 +37,7 @@ def generate(megabytes: int, sink) -> None:
 
 def run(megabytes: int) -> tuple[float, int, int]:
     start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "forensics.cli", "explain", "-", "--format", "json"],
+    child = subprocess.Popen([sys.executable, "-m", "nforensics.cli", "explain", "-", "--format", "json"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO)
     generate(megabytes, child.stdin)
     out = child.stdout.read()

@@ -20,7 +20,7 @@ SPECIFIC = ("exact", "family", "similar")
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from forensics.pipeline import analyze_text  # noqa: E402
+from nforensics.pipeline import analyze_text  # noqa: E402
 from perturb import measure_stability, top_tier  # noqa: E402
 
 

@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from forensics.experiments.journal import Journal  # noqa: E402
-from forensics.experiments.oracle import expectation  # noqa: E402
-from forensics.experiments.plan import Template  # noqa: E402
-from forensics.experiments.backends import LocalBackend  # noqa: E402
-from forensics.experiments.runner import Experiment  # noqa: E402
+from nforensics.experiments.journal import Journal  # noqa: E402
+from nforensics.experiments.oracle import expectation  # noqa: E402
+from nforensics.experiments.plan import Template  # noqa: E402
+from nforensics.experiments.backends import LocalBackend  # noqa: E402
+from nforensics.experiments.runner import Experiment  # noqa: E402
 
 
 def experiment(tmp: Path, name: str, workers: int, backend=None, cores: int = 0) -> Experiment:
@@ -79,8 +79,8 @@ def ray_overhead(tmp: Path, samples: int) -> tuple[float, float, float, float] |
         import ray
     except ImportError:
         return None
-    from forensics.experiments.ray_backend import RayBackend
-    from forensics.experiments.slots import Pool
+    from nforensics.experiments.ray_backend import RayBackend
+    from nforensics.experiments.slots import Pool
 
     start = time.perf_counter()
     ray.init(num_cpus=2, resources={"neuron_cores": 4}, include_dashboard=False, log_to_driver=False,

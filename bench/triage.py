@@ -42,7 +42,7 @@ def generate(folder: Path, count: int, start: int, rng: random.Random) -> None:
 
 def triage(folder: Path, store: Path, jobs: int) -> tuple[float, int, dict]:
     """(wall seconds, peak RSS bytes, the JSON report) of one `triage` run in a fresh interpreter."""
-    command = [sys.executable, "-m", "forensics.cli", "triage", str(folder), "--store", str(store),
+    command = [sys.executable, "-m", "nforensics.cli", "triage", str(folder), "--store", str(store),
                "--jobs", str(jobs), "--format", "json"]
     started = time.perf_counter()
     result = subprocess.run([sys.executable, "-c", PROBE, *command], capture_output=True, text=True,

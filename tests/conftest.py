@@ -21,9 +21,9 @@ SHARED = REPO.parent / "shared"
 SAMPLE_LOGS = REPO / "sample_logs"
 SEED000 = SAMPLE_LOGS / "seed000_ncc_ixlv002_sendrecv_twice.log"
 # Both sample_logs folders: the project's (seeds and others) and the knowledge base's own.
-ALL_SAMPLE_LOGS = sorted(SAMPLE_LOGS.glob("*.log")) + sorted((REPO / "forensics/knowledge/sample_logs").glob("*.log"))
+ALL_SAMPLE_LOGS = sorted(SAMPLE_LOGS.glob("*.log")) + sorted((REPO / "nforensics/knowledge/sample_logs").glob("*.log"))
 
-NFORENSICS = [sys.executable, "-m", "forensics.cli"]
+NFORENSICS = [sys.executable, "-m", "nforensics"]  # python -m nforensics: what the tests run is what users can
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}  # a child interpreter imports this checkout from any folder
 
 
@@ -50,9 +50,9 @@ class CliResult(NamedTuple):
 
 
 def cli(*args: str | Path, cwd: str | Path | None = None, input: str | None = None) -> CliResult:
-    """Run the CLI's entry point (forensics.cli.main) in this process: the same output and exit code as
+    """Run the CLI's entry point (nforensics.cli.main) in this process: the same output and exit code as
     run_cli, without a new interpreter loading the knowledge base and grammars again."""
-    from forensics.cli import main
+    from nforensics.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     saved = sys.argv, sys.stdin, os.getcwd()

@@ -379,7 +379,7 @@ def measure_stability(paths: Iterable[Path], perturbations: dict[str, Perturbati
     every perturbation with a fixed seed and count how often the top finding's identity changes. Not
     counted: a variant identical to the log (no NCC code to drop, ...) and a truncation that cut away every
     evidence line of the original top finding (nothing is left to recognise)."""
-    from forensics.pipeline import analyze_text
+    from nforensics.pipeline import analyze_text
 
     result = Stability()
     for path in paths:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from forensics.redact import Redactor
+from nforensics.redact import Redactor
 
 from planted_secrets import SECRETS, planted_log
 
-# The starts and pieces of lines that decide which parser owns a line (see forensics/parse/gates.py).
+# The starts and pieces of lines that decide which parser owns a line (see nforensics/parse/gates.py).
 HEADS = (
     "2024-08-15T14:51:41Z ERROR 1234 [neuronx-cc]: ", "2024-08-15T14:51:41Z USER 1234 [neuronxcc.driver.CommandDriver]: ",
     "09/11/2024 09:18:21 AM DEBUG [WalrusDriver.0]: ", "03/01/2023 01:28:13 PM ERROR 59059 [Tensorizer]: ",

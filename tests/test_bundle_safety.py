@@ -56,7 +56,7 @@ def test_a_bundle_folder_that_is_a_link_is_refused(here):
 
 
 def test_links_in_the_folder_are_not_archived(here, monkeypatch):
-    import forensics.bundle as bundle
+    import nforensics.bundle as bundle
 
     original = bundle._archive
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import cli
 from fakes.neff import neff_bytes, standard_members, tar_payload
 
-from forensics.artifacts.cache import DEFAULT_CACHE, cache_root
+from nforensics.artifacts.cache import DEFAULT_CACHE, cache_root
 
 VERSION = "neuronxcc-2.23.6484.0+3b612583"
 DONE = "MODULE_7c055c4ac6e2851a63bb+7d89256e"

@@ -82,7 +82,7 @@ def test_another_users_folder_is_refused(tmp_path):
 def test_symlinked_or_foreign_files_are_not_read(tmp_path):
     """A planted file in the user's own folder (say from before it was made private) is a cache miss,
     never code: the cache is JSON, rebuilt from an allow-list of types."""
-    from forensics.knowledge import disk_cache
+    from nforensics.knowledge import disk_cache
 
     cache = tmp_path / "cache"
     marker = tmp_path / "pwned"
@@ -130,9 +130,9 @@ def test_parse_tables_ship_prebuilt_and_current():
     result = subprocess.run([sys.executable, str(REPO / "tools/build_parse_tables.py"), "--check"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    from forensics.parse import grammars
+    from nforensics.parse import grammars
 
     for path in sorted(grammars.grammar_dir().glob("*.lark")):
         assert grammars.prebuilt(path.stem, path.read_text(encoding="utf-8")) is not None, path.stem
-    source = (REPO / "forensics/parse/grammars.py").read_text()
+    source = (REPO / "nforensics/parse/grammars.py").read_text()
     assert "cache=True)" not in source and "import pickle" not in source

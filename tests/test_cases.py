@@ -9,13 +9,13 @@ import json
 import pytest
 
 from conftest import SAMPLE_LOGS, cli
-from forensics.diagnose.similar import failure_site, site_text
-from forensics.ingest import text_lines
-from forensics.pipeline import analyze_text
-from forensics.knowledge import builtin_kb
-from forensics.knowledge.cases import CASES_DIR, case_files, cases_for, read_cases
-from forensics.masking import mask
-from forensics.parse import assemble
+from nforensics.diagnose.similar import failure_site, site_text
+from nforensics.ingest import text_lines
+from nforensics.pipeline import analyze_text
+from nforensics.knowledge import builtin_kb
+from nforensics.knowledge.cases import CASES_DIR, case_files, cases_for, read_cases
+from nforensics.masking import mask
+from nforensics.parse import assemble
 
 KB = builtin_kb()
 CASES = cases_for(())
@@ -43,7 +43,7 @@ def test_cases_store_masked_error_lines_not_the_paste():
 def test_a_bad_case_line_is_one_clear_error(tmp_path):
     pack = tmp_path / "pack"
     (pack / "cases").mkdir(parents=True)
-    (pack / "sig.toml").write_text((SAMPLE_LOGS.parent / "forensics/knowledge/signatures/nrt-status-resource.toml").read_text())
+    (pack / "sig.toml").write_text((SAMPLE_LOGS.parent / "nforensics/knowledge/signatures/nrt-status-resource.toml").read_text())
     (pack / "cases" / "acme.jsonl").write_text('{"repo": "acme/tracker", "number": 7, "url": "https://example.com/7"}\n')
     result = cli("cases", "--kb", str(pack))
     assert result.returncode == 2
@@ -97,7 +97,7 @@ def test_no_report_is_shown_for_a_log_that_did_not_fail_or_failed_elsewhere(log)
 def test_a_pack_adds_its_own_cases(tmp_path):
     pack = tmp_path / "pack"
     (pack / "cases").mkdir(parents=True)
-    (pack / "sig.toml").write_text((SAMPLE_LOGS.parent / "forensics/knowledge/signatures/nrt-status-resource.toml").read_text())
+    (pack / "sig.toml").write_text((SAMPLE_LOGS.parent / "nforensics/knowledge/signatures/nrt-status-resource.toml").read_text())
     case = {"repo": "acme/ml-tracker", "number": 42, "url": "https://github.com/acme/ml-tracker/issues/42",
             "title": "Internal: frobnicator pass rejects widget tensors", "component": "compiler",
             "family": "compiler-internal-crash", "state": "closed",
@@ -145,6 +145,6 @@ def test_a_report_is_found_by_where_its_error_was_raised_not_only_by_its_words()
 
 
 def test_a_windows_home_is_left_out_of_a_failure_site():
-    from forensics.records import Frame
+    from nforensics.records import Frame
 
     assert Frame(file="C:\\Users\\bob\\proj\\train\\run.py").package_path == "proj/train/run.py"

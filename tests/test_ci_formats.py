@@ -14,15 +14,15 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from conftest import ALL_SAMPLE_LOGS, REPO, SAMPLE_LOGS, SHARED, another_machine_and_day, run_cli_text
-from forensics.ci import FormatRequest, exit_code, parse_formats, write_outputs
-from forensics.errors import InputError
-from forensics.records import Analysis, Evidence, Finding, Hypothesis, Reference, Workaround
-from forensics.render.github import MAX_ANNOTATIONS, escape_data, escape_property, render_github
-from forensics.render.gitlab import render_gitlab
-from forensics.render.groups import ci_path, group_findings
-from forensics.render.junit import render_junit
-from forensics.render.markdown import code_span, render_markdown
-from forensics.render.sarif import to_sarif
+from nforensics.ci import FormatRequest, exit_code, parse_formats, write_outputs
+from nforensics.errors import InputError
+from nforensics.records import Analysis, Evidence, Finding, Hypothesis, Reference, Workaround
+from nforensics.render.github import MAX_ANNOTATIONS, escape_data, escape_property, render_github
+from nforensics.render.gitlab import render_gitlab
+from nforensics.render.groups import ci_path, group_findings
+from nforensics.render.junit import render_junit
+from nforensics.render.markdown import code_span, render_markdown
+from nforensics.render.sarif import to_sarif
 
 SARIF_SCHEMA = SHARED / "schemas" / "sarif-schema-2.1.0.json"
 TEMP_LOG = "/tmp/ubuntu/neuroncc_compile_workdir/5f0c8a2e-3f7e-4c1b-9d55-0d4b2a7e1c11/log-neuron-cc.txt"
@@ -403,7 +403,7 @@ def test_seed_markdown_and_text(seed_outputs):
 
 
 def test_sarif_of_every_sample_log_validates():
-    from forensics.pipeline import analyze_path
+    from nforensics.pipeline import analyze_path
 
     assert len(ALL_SAMPLE_LOGS) >= 5
     for log in ALL_SAMPLE_LOGS:
@@ -414,7 +414,7 @@ def test_sarif_of_every_sample_log_validates():
 
 @pytest.mark.parametrize("log", SEED_LOGS, ids=lambda p: p.name[:7])
 def test_rule_ids_and_fingerprints_survive_temp_paths_pids_and_timestamps(log, tmp_path, monkeypatch):
-    from forensics.pipeline import analyze_path
+    from nforensics.pipeline import analyze_path
 
     original = log.read_text()
     changed = another_machine_and_day(original)
@@ -486,7 +486,7 @@ def test_empty_folder_is_an_input_error(tmp_path):
 
 SCHEMA_DOC = REPO / "docs" / "schema.json"
 REGENERATE = (
-    ".venv/bin/python -c \"from forensics.render.json import json_schema_text; "
+    ".venv/bin/python -c \"from nforensics.render.json import json_schema_text; "
     "print(json_schema_text(), end='')\" > docs/schema.json"
 )
 
@@ -498,7 +498,7 @@ def validate_output_schema(document: dict) -> None:
 
 
 def test_docs_schema_is_current():
-    from forensics.render.json import json_schema_text
+    from nforensics.render.json import json_schema_text
 
     assert SCHEMA_DOC.read_text() == json_schema_text(), f"docs/schema.json is stale; regenerate: {REGENERATE}"
     schema = json.loads(SCHEMA_DOC.read_text())

@@ -1,4 +1,4 @@
-"""Code shape (issue 11): no module in forensics/ over MAX_LINES lines.
+"""Code shape (issue 11): no module in nforensics/ over MAX_LINES lines.
 
 A module past that size holds several responsibilities; split it by responsibility (see the splits of
 parse/assemble.py, redact/, render/report*.py and artifacts/neff*.py) rather than cutting it anywhere.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "forensics"
+PACKAGE = Path(__file__).resolve().parents[1] / "nforensics"
 MAX_LINES = 400
 
 # Known debts: modules still over MAX_LINES, with their size when listed. Each entry is a module to split,
@@ -18,7 +18,7 @@ KNOWN_DEBTS: dict[str, int] = {}
 
 
 def module_lengths() -> dict[str, int]:
-    """Lines per module, by path relative to forensics/ (posix separators)."""
+    """Lines per module, by path relative to nforensics/ (posix separators)."""
     return {
         path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
         for path in sorted(PACKAGE.rglob("*.py"))
@@ -27,7 +27,7 @@ def module_lengths() -> dict[str, int]:
 
 def test_no_module_is_over_the_line_limit():
     lengths = module_lengths()
-    offenders = [f"forensics/{name}: {lines} lines" for name, lines in lengths.items()
+    offenders = [f"nforensics/{name}: {lines} lines" for name, lines in lengths.items()
                  if lines > MAX_LINES and lines > KNOWN_DEBTS.get(name, 0)]
     assert not offenders, (
         f"modules over {MAX_LINES} lines (split them by responsibility; a known debt may not grow):\n"

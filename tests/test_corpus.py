@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from forensics.pipeline import analyze_path
-from forensics.knowledge import load_kb, tomllib
-from forensics.vocabulary import PRINTED_CODE
+from nforensics.pipeline import analyze_path
+from nforensics.knowledge import load_kb, tomllib
+from nforensics.vocabulary import PRINTED_CODE
 
 CORPORA = ("dev", "dev2")
 ALLOWED = tomllib.loads((Path(__file__).parent / "corpus_families.toml").read_text(encoding="utf-8"))

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import cli
-from forensics import envprobe
+from nforensics import envprobe
 
 COMPILER_VERSION = "NeuronX Compiler version 2.23.6484.0+3b612583\nPython version 3.10.12\nRunning in region use1-az6"
 NEURON_LS = "+--------+--------+--------+-----------+\n| NEURON | NEURON | NEURON | PCI BDF   |\n| DEVICE | CORES  | MEMORY |           |\n+--------+--------+--------+-----------+\n| 0      | 2      | 32 GB  | 00:1e.0   |"

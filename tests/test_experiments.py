@@ -18,12 +18,12 @@ import pytest
 
 from conftest import assert_clean_error, cli, run_cli_text
 from fakes import DOUBLE_CMD
-from forensics.experiments import strategies
-from forensics.experiments.journal import Journal, sessions_of
-from forensics.render.experiments import journal_markdown
-from forensics.experiments.oracle import PASSES, REPRODUCES, Expectation
-from forensics.experiments.plan import Template
-from forensics.experiments.runner import Experiment, Outcome, RunSpec, execute
+from nforensics.experiments import strategies
+from nforensics.experiments.journal import Journal, sessions_of
+from nforensics.render.experiments import journal_markdown
+from nforensics.experiments.oracle import PASSES, REPRODUCES, Expectation
+from nforensics.experiments.plan import Template
+from nforensics.experiments.runner import Experiment, Outcome, RunSpec, execute
 
 DOUBLE = " ".join(DOUBLE_CMD)
 IXLV002 = Expectation(frozenset({"ncc_ixlv002"}))
@@ -355,7 +355,7 @@ def test_journal_markdown_csv_and_parquet(tmp_path):
 
 
 def test_markdown_table_of_a_missing_journal_is_an_input_error(tmp_path):
-    from forensics.errors import InputError
+    from nforensics.errors import InputError
 
     with pytest.raises(InputError, match="no experiment journal"):
         sessions_of(tmp_path / "nothing.sqlite")
@@ -457,6 +457,6 @@ COMPILE_THEN_NOTHING = """\
 def test_a_run_whose_output_stops_at_a_compile_passes_if_it_exited_0(exit_code, verdict):
     """The output ends inside the compile it announced, which in a pasted log reads as a hang: a run that
     exited 0 did not hang there (its compiler printed nothing more), one that failed did fail."""
-    from forensics.experiments.oracle import expectation, judge
+    from nforensics.experiments.oracle import expectation, judge
 
     assert judge(exit_code, COMPILE_THEN_NOTHING, expectation("NCC_IXLV002")).verdict == verdict

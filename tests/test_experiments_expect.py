@@ -107,7 +107,7 @@ def test_git_bisect_run_with_mode_bisect_names_the_commit_that_introduced_the_fa
     script = repo.parent / "repro.sh"
     script.write_text(f"#!/bin/sh\nexec {sys.executable} {DOUBLE} sendrecv --n-layers $(cat {repo}/layers) --out-dim 128\n")
     script.chmod(0o755)
-    oracle = [sys.executable, "-m", "forensics.cli", "oracle", "--mode", "bisect", "--expect", "IXLV002", "--", str(script)]
+    oracle = [sys.executable, "-m", "nforensics.cli", "oracle", "--mode", "bisect", "--expect", "IXLV002", "--", str(script)]
     subprocess.run([*git, "bisect", "start", "HEAD", "HEAD~7"], check=True, capture_output=True)
     result = subprocess.run([*git, "bisect", "run", *oracle], capture_output=True, text=True, timeout=120,
                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)})
@@ -141,7 +141,7 @@ def test_csv_export_needs_no_pandas(tmp_path):
     probe = (
         "import sys\n"
         "sys.modules['pandas'] = None  # importing it would fail, as on an install without the extra\n"
-        "from forensics.cli import main\n"
+        "from nforensics.cli import main\n"
         f"sys.argv = ['nforensics', 'sweep', '--expect', 'IXLV002', '--knob', 'n=1,2', '--journal', {str(tmp_path / 'j')!r},"
         f" '--csv', {str(out)!r}, '--', {sys.executable!r}, {DOUBLE!r}, 'sendrecv', '--n-layers', '{{n}}', '--out-dim', '64']\n"
         "main()\n"

@@ -27,7 +27,7 @@ import pytest
 
 from conftest import ENV, NFORENSICS, assert_clean_error, cli, run_cli_text
 from fakes import DOUBLE_CMD
-from forensics.procs import kill_tree
+from nforensics.procs import kill_tree
 from test_experiments_slots import NEURON_LS_DIR, device_runs, most_at_once
 
 if importlib.util.find_spec("ray") is None:

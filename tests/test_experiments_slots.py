@@ -17,7 +17,7 @@ import pytest
 
 from conftest import assert_clean_error, cli
 from fakes import DOUBLE_CMD
-from forensics.experiments.slots import core_range, parse_core_list, parse_size
+from nforensics.experiments.slots import core_range, parse_core_list, parse_size
 
 NEURON_LS_DIR = str(Path(__file__).resolve().parent / "fakes" / "bin")
 

@@ -129,7 +129,7 @@ def test_explain_path_imports_no_heavy_modules():
     """`explain` must start fast: pandas, Ray, drain3 and jsonschema stay off its import path."""
     probe = (
         "import sys\n"
-        "from forensics.cli import main\n"
+        "from nforensics.cli import main\n"
         f"sys.argv = ['nforensics', 'explain', {str(SEED000)!r}, '--format', 'json']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in ('pandas', 'ray', 'drain3', 'jsonschema', 'pyarrow') if m in sys.modules)\n"

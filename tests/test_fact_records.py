@@ -7,9 +7,9 @@ import pytest
 from pydantic import ValidationError
 
 from conftest import SAMPLE_LOGS
-from forensics.knowledge import builtin_kb
-from forensics.knowledge.schema import Signature
-from forensics.pipeline import analyze_path, analyze_text
+from nforensics.knowledge import builtin_kb
+from nforensics.knowledge.schema import Signature
+from nforensics.pipeline import analyze_path, analyze_text
 
 KB = builtin_kb()
 
@@ -50,7 +50,7 @@ def test_a_signature_cannot_declare_fields_its_record_does_not_have():
 
 
 def test_a_value_of_the_wrong_type_leaves_no_record_rather_than_a_wrong_one():
-    from forensics.fact_records import build_record
+    from nforensics.fact_records import build_record
 
     assert build_record("dge_out_of_bounds", {"dge_kind": "quantum"}) is None
     assert build_record("activation_table_limit", {"instruction": "LoadActFuncSet"}) is None  # max_tables missing

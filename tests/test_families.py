@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import SAMPLE_LOGS
-from forensics.pipeline import analyze_lines, analyze_text
-from forensics.ingest import read_lines
-from forensics.knowledge import build, builtin_kb
+from nforensics.pipeline import analyze_lines, analyze_text
+from nforensics.ingest import read_lines
+from nforensics.knowledge import build, builtin_kb
 
 KB = builtin_kb()
 FAMILIES = sorted(KB.families.values(), key=lambda f: f.id)
@@ -647,7 +647,7 @@ def test_an_extension_module_that_fails_to_load_is_version_skew():
 def test_a_named_word_list_is_expanded_and_an_unknown_one_is_named():
     from pydantic import ValidationError
 
-    from forensics.knowledge.schema import Detect
+    from nforensics.knowledge.schema import Detect
 
     rule = Detect(words=[["no matching distribution"], ["@neuron_packages", "my-extra"]])
     assert {"libneuronxla", "neuron-cc", "optimum-neuron"} <= set(rule.words[1]) and rule.words[1][-1] == "my-extra"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, SAMPLE_LOGS, another_machine_and_day, run_cli_text
-from forensics.pipeline import analyze_path, analyze_text
-from forensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint, mask
+from nforensics.pipeline import analyze_path, analyze_text
+from nforensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint, mask
 
 
 def fingerprints(text: str) -> dict[str, str]:
@@ -174,7 +174,7 @@ def test_unknown_template_surfaces_in_the_cli_with_exit_1():
 
 
 def test_a_recognised_failure_does_not_import_drain3():
-    code = ("import sys; from forensics.pipeline import analyze_text; "
+    code = ("import sys; from nforensics.pipeline import analyze_text; "
             f"a = analyze_text({SAME_FAILURE!r}); assert a.findings; print('drain3' in sys.modules)")
     import subprocess
     import sys

@@ -7,9 +7,9 @@ import json
 
 from conftest import SAMPLE_LOGS, SEED000, cli
 
-from forensics.records import Analysis, AnalysisSet, SourcedFinding
-from forensics.render.groups import group_findings
-from forensics.render.json import _group, render_json
+from nforensics.records import Analysis, AnalysisSet, SourcedFinding
+from nforensics.render.groups import group_findings
+from nforensics.render.json import _group, render_json
 
 
 def test_any_number_of_jobs_gives_the_same_output():
@@ -21,7 +21,7 @@ def test_any_number_of_jobs_gives_the_same_output():
 
 
 def test_streamed_json_is_the_analysis_set_dumped_at_once():
-    from forensics.pipeline import analyze_path
+    from nforensics.pipeline import analyze_path
 
     analyses = [analyze_path(str(path)) for path in sorted(SAMPLE_LOGS.glob("*.log"))[:12]]
     whole = AnalysisSet(
@@ -37,7 +37,7 @@ def test_streamed_json_is_the_analysis_set_dumped_at_once():
 
 
 def test_placeholders_are_numbered_across_inputs_in_input_order():
-    from forensics.batch import _Renumbering
+    from nforensics.batch import _Renumbering
 
     renumbering = _Renumbering()
     first = renumbering.apply({"text": "[redacted:ipv4-1] [redacted:token-1]"},

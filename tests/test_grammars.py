@@ -12,7 +12,7 @@ from functools import cache
 import pytest
 from lark import Lark, Token, Tree
 
-from forensics.parse.grammars import TRANSFORMERS, build, grammar_dir
+from nforensics.parse.grammars import TRANSFORMERS, build, grammar_dir
 
 # (grammar, start rule or None, line, the alternative it is, (TERMINAL, text) parts the tree must hold)
 CASES = [

@@ -11,8 +11,8 @@ import shutil
 import pytest
 
 from conftest import REPO, assert_clean_error, cli, run_cli_text
-from forensics.artifacts.hlo_facts import hlo_report, kernel_name
-from forensics.artifacts.hlo_text import parse_text
+from nforensics.artifacts.hlo_facts import hlo_report, kernel_name
+from nforensics.artifacts.hlo_text import parse_text
 
 FIXTURES = REPO / "tests" / "fixtures" / "hlo"
 

@@ -16,11 +16,11 @@ import pytest
 from conftest import REPO, SAMPLE_LOGS, assert_clean_error, cli
 from pydantic import ValidationError
 
-from forensics.artifacts.hlo import read_hlo
-from forensics.artifacts.hlo_evidence import observations
-from forensics.artifacts.hlo_named import AUTO_MAX_BYTES
-from forensics.fact_records import HLO_FACTS
-from forensics.knowledge.schema import EvidenceRule
+from nforensics.artifacts.hlo import read_hlo
+from nforensics.artifacts.hlo_evidence import observations
+from nforensics.artifacts.hlo_named import AUTO_MAX_BYTES
+from nforensics.fact_records import HLO_FACTS
+from nforensics.knowledge.schema import EvidenceRule
 
 FIXTURES = REPO / "tests" / "fixtures" / "hlo"
 SEED000 = SAMPLE_LOGS / "seed000_ncc_ixlv002_sendrecv_twice.log"

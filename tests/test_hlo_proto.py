@@ -1,4 +1,4 @@
-"""HLO protos through the protobuf package and forensics/artifacts/hlo_schema/xla_hlo.proto: the text and the proto
+"""HLO protos through the protobuf package and nforensics/artifacts/hlo_schema/xla_hlo.proto: the text and the proto
 XLA wrote for each fixture give the same records and the same facts; fields the .proto does not declare survive a
 parse and re-serialisation; a proto cut short or not a proto at all is one clear InputError.
 """
@@ -14,14 +14,14 @@ import sys
 import pytest
 
 from conftest import REPO
-from forensics.artifacts.hlo_facts import hlo_report
-from forensics.artifacts.hlo_proto import DESCRIPTOR, load_message, message_classes, parse_proto
-from forensics.artifacts.hlo_text import parse_text
-from forensics.errors import InputError
+from nforensics.artifacts.hlo_facts import hlo_report
+from nforensics.artifacts.hlo_proto import DESCRIPTOR, load_message, message_classes, parse_proto
+from nforensics.artifacts.hlo_text import parse_text
+from nforensics.errors import InputError
 
 FIXTURES = REPO / "tests" / "fixtures" / "hlo"
 PAIRS = [(text, FIXTURES / text.name.replace(".hlo", ".pb")) for text in sorted(FIXTURES.glob("*.hlo*"))]
-PROTO = REPO / "forensics" / "artifacts" / "hlo_schema" / "xla_hlo.proto"
+PROTO = REPO / "nforensics" / "artifacts" / "hlo_schema" / "xla_hlo.proto"
 
 
 def data_of(path) -> bytes:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from forensics.artifacts.hlo_facts import hlo_report
-from forensics.artifacts.hlo_proto import load_message, to_records
-from forensics.artifacts.hlo_reduce import EntryGraph
-from forensics.artifacts.hlo_text import parse_text
-from forensics.artifacts.hlo_write import check_module, entry_computation, sub_module
-from forensics.artifacts.hlo_write_text import module_text
+from nforensics.artifacts.hlo_facts import hlo_report
+from nforensics.artifacts.hlo_proto import load_message, to_records
+from nforensics.artifacts.hlo_reduce import EntryGraph
+from nforensics.artifacts.hlo_text import parse_text
+from nforensics.artifacts.hlo_write import check_module, entry_computation, sub_module
+from nforensics.artifacts.hlo_write_text import module_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hlo"
 PROTOS = sorted(p.name for p in FIXTURES.glob("*.pb*"))

@@ -12,9 +12,9 @@ from pathlib import Path
 from conftest import assert_clean_error, cli
 from fakes import HLO_COMPILER_CMD
 
-from forensics.artifacts.hlo import read_module
-from forensics.artifacts.hlo_proto import load_message
-from forensics.artifacts.hlo_write import check_module
+from nforensics.artifacts.hlo import read_module
+from nforensics.artifacts.hlo_proto import load_message
+from nforensics.artifacts.hlo_write import check_module
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hlo"
 PLANTED = FIXTURES / "large_planted.pb.gz"

@@ -15,10 +15,10 @@ import sys
 import pytest
 
 from conftest import REPO
-from forensics.artifacts import hlo_text
-from forensics.artifacts.hlo_text import parse_text
-from forensics.artifacts.hlo_values import conv_dims, dim_labels, iota_groups
-from forensics.errors import InputError
+from nforensics.artifacts import hlo_text
+from nforensics.artifacts.hlo_text import parse_text
+from nforensics.artifacts.hlo_values import conv_dims, dim_labels, iota_groups
+from nforensics.errors import InputError
 
 FIXTURES = REPO / "tests" / "fixtures" / "hlo"
 TEXTS = sorted(FIXTURES.glob("*.hlo")) + sorted(FIXTURES.glob("*.hlo.gz"))

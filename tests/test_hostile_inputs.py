@@ -6,7 +6,7 @@ import gzip
 import json
 
 from conftest import SEED000, run_cli_text
-from forensics.pipeline import analyze_path, analyze_text
+from nforensics.pipeline import analyze_path, analyze_text
 
 
 def test_corrupt_gzip_in_a_folder_is_one_line_and_the_other_files_still_count(tmp_path):

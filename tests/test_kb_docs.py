@@ -11,12 +11,12 @@ import pytest
 
 from conftest import REPO, run_cli_text
 
-from forensics.diagnose.versions import catalogue_fixed_in
-from forensics.knowledge import builtin_kb
-from forensics.knowledge.docs import missing_sections
-from forensics.knowledge.schema import Signature
-from forensics.render.family_docs import family_pages
-from forensics.render.catalogue import docs_pages
+from nforensics.diagnose.versions import catalogue_fixed_in
+from nforensics.knowledge import builtin_kb
+from nforensics.knowledge.docs import missing_sections
+from nforensics.knowledge.schema import Signature
+from nforensics.render.family_docs import family_pages
+from nforensics.render.catalogue import docs_pages
 from tools.gen_signature_docs import DOCS_DIR, stale_pages
 
 SIGNATURES = builtin_kb().signatures
@@ -109,7 +109,7 @@ def test_no_internal_word_reaches_the_text_users_read():
     """'seed' is this project's name for a development report; users see the public issue it came from."""
     import re
 
-    from forensics.knowledge import builtin_kb
+    from nforensics.knowledge import builtin_kb
 
     internal = re.compile(r"\bseeds? (?:report|log|thread|\d)|\bthe seed\b", re.I)
     for signature in builtin_kb().signatures:

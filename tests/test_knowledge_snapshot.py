@@ -1,4 +1,4 @@
-"""The built-in catalogue can ship validated (forensics/knowledge/catalogue.bin, tools/build_knowledge_snapshot.py):
+"""The built-in catalogue can ship validated (nforensics/knowledge/catalogue.bin, tools/build_knowledge_snapshot.py):
 the first run after installing reads each file's model from it instead of validating every signature and family
 file. A file it was not built from (edited since) is validated as before, so a stale snapshot costs time only."""
 
@@ -10,8 +10,8 @@ import pytest
 
 from conftest import REPO
 
-from forensics import knowledge
-from forensics.knowledge.disk_cache import encode
+from nforensics import knowledge
+from nforensics.knowledge.disk_cache import encode
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from lark import Lark
 from lark.exceptions import LarkError
 
-from forensics.parse.grammars import _START_RULES, build, grammar_dir, parse
-from forensics.parse.literals import Words, _GrammarWords, first_words, may_parse, regex_words, start_words
+from nforensics.parse.grammars import _START_RULES, build, grammar_dir, parse
+from nforensics.parse.literals import Words, _GrammarWords, first_words, may_parse, regex_words, start_words
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import SHARED, assert_clean_error, cli
 from fakes.neff import neff_bytes, standard_members, tar_payload, write_neff
-from forensics.artifacts import facts_for, neff_payload
+from nforensics.artifacts import facts_for, neff_payload
 
 REAL_SMALL = SHARED / "fixtures" / "neff" / "matmul_small.neff"
 REAL_LARGE = SHARED / "fixtures" / "neff" / "matmul_large.neff"

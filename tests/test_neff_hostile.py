@@ -19,8 +19,8 @@ import pytest
 from conftest import NFORENSICS, REPO, assert_clean_error, cli
 from fakes.neff import neff_bytes, standard_members, write_neff
 from fakes.neff_hostile import gzip_bomb, plain_tar, symlink_members, with_extended_header
-from forensics.artifacts import neff, neff_extract
-from forensics.errors import InputError
+from nforensics.artifacts import neff, neff_extract
+from nforensics.errors import InputError
 from test_neff import neff_json
 
 BOUND = 10.0  # seconds for a whole command: generous, the unbounded cases took minutes

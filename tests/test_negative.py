@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forensics.pipeline import analyze_text
+from nforensics.pipeline import analyze_text
 
 import pytest
 
@@ -17,7 +17,7 @@ SPECIFIC = ("exact", "family", "similar")
 
 
 def _findings(path: Path) -> list:
-    from forensics.pipeline import analyze_text
+    from nforensics.pipeline import analyze_text
 
     return analyze_text(path.read_text(encoding="utf-8"), path.name).findings
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_clean_error, cli
-from forensics.artifacts import facts_for
+from nforensics.artifacts import facts_for
 
 KERNELS = Path(__file__).resolve().parent / "nki_kernels"
 SEED_000 = KERNELS / "seed000_lnc2_sendrecv.py"

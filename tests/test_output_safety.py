@@ -11,9 +11,9 @@ import pytest
 from markdown_it import MarkdownIt
 
 from conftest import cli
-from forensics.pipeline import analyze_text
-from forensics.render.safe import markdown_text, terminal_text
-from forensics.render.terminal import render_text
+from nforensics.pipeline import analyze_text
+from nforensics.render.safe import markdown_text, terminal_text
+from nforensics.render.terminal import render_text
 
 CRAFTED = (
     "2026-03-12 10:00:00 [ERROR] [NCC_EXYZ123] Failed: see [click](https://evil.example/x)"

@@ -8,10 +8,10 @@ import typing
 
 import pytest
 
-from forensics.pipeline import analyze_text
-from forensics.parse import assemble
-from forensics.parse.normalise import unescaped
-from forensics.records import ParsedLog
+from nforensics.pipeline import analyze_text
+from nforensics.parse import assemble
+from nforensics.parse.normalise import unescaped
+from nforensics.records import ParsedLog
 
 
 def _parse(text: str):

@@ -22,10 +22,10 @@ import pytest
 
 from conftest import ENV, NFORENSICS, cli, run_cli
 from fakes import DOUBLE_CMD
-from forensics.experiments.journal import Journal
-from forensics.experiments.oracle import Expectation
-from forensics.experiments.plan import Template
-from forensics.experiments.runner import OUTPUT_CAP, RunSpec, execute
+from nforensics.experiments.journal import Journal
+from nforensics.experiments.oracle import Expectation
+from nforensics.experiments.plan import Template
+from nforensics.experiments.runner import OUTPUT_CAP, RunSpec, execute
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process trees are read from /proc")
 

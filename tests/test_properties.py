@@ -13,12 +13,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from forensics.errors import InputError
-from forensics.ingest import read_lines
-from forensics.parse import assemble
-from forensics.pipeline import analyze_lines
-from forensics.records import TIER_RANK
-from forensics.redact import Redactor
+from nforensics.errors import InputError
+from nforensics.ingest import read_lines
+from nforensics.parse import assemble
+from nforensics.pipeline import analyze_lines
+from nforensics.records import TIER_RANK
+from nforensics.redact import Redactor
 from properties import line_with_secret, log_lines
 
 BUDGET = settings(max_examples=150, deadline=None, derandomize=True, database=None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from forensics.pipeline import analyze_text
+from nforensics.pipeline import analyze_text
 
 CASCADE = """\
 2021-Dec-03 08:02:36.0093  5110:5110  ERROR  TDRV:dma_ring_allocate                       No more pages for ring type: 1

@@ -27,7 +27,7 @@ def _clean_env(**env: str) -> dict[str, str]:
 
 
 def _explain(env: dict[str, str], *fmt: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensics.cli", "explain", str(SEED000), *fmt],
+    return subprocess.run([sys.executable, "-m", "nforensics.cli", "explain", str(SEED000), *fmt],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
 
 
@@ -79,7 +79,7 @@ def test_explain_with_site_packages_home_and_temp_mounted_read_only(tmp_path):
     mounts = " && ".join(f"mount --bind -o ro '{path}' '{path}'" for path in read_only)
     env = _clean_env(HOME=str(home), TMPDIR=str(temp), PYTHONDONTWRITEBYTECODE="1")
     for fmt, reference in references.items():
-        command = f"{mounts} && exec '{sys.executable}' -m forensics.cli explain '{SEED000}' {' '.join(fmt)}"
+        command = f"{mounts} && exec '{sys.executable}' -m nforensics.cli explain '{SEED000}' {' '.join(fmt)}"
         result = subprocess.run(["unshare", "-rm", "sh", "-c", command], capture_output=True, text=True, cwd=REPO,
                                 env=env, timeout=120)
         assert (result.returncode, result.stdout, result.stderr) == (reference.returncode, reference.stdout, "")
@@ -99,7 +99,7 @@ def test_a_read_only_home_caches_in_a_private_folder_of_the_temp_folder(tmp_path
 
 
 def test_writing_a_cache_file_prunes_the_ones_unused_for_a_week(tmp_path, monkeypatch):
-    from forensics.knowledge import disk_cache
+    from nforensics.knowledge import disk_cache
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("NFORENSICS_CACHE_DIR", str(cache))

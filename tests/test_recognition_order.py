@@ -1,4 +1,4 @@
-"""The recognition order (forensics/knowledge/order.py, docs/architecture.md "Recognition order"): named tiers
+"""The recognition order (nforensics/knowledge/order.py, docs/architecture.md "Recognition order"): named tiers
 derived from each signature's [match], specificity within a tier, and `before` for the rare exception."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from forensics.pipeline import analyze_text
-from forensics.errors import InputError
-from forensics.knowledge import BUILTIN_DIR, build, builtin_kb
-from forensics.knowledge.order import TIERS, derived_tier, required_literals, specificity, tier_of
-from forensics.knowledge.schema import Signature
+from nforensics.pipeline import analyze_text
+from nforensics.errors import InputError
+from nforensics.knowledge import BUILTIN_DIR, build, builtin_kb
+from nforensics.knowledge.order import TIERS, derived_tier, required_literals, specificity, tier_of
+from nforensics.knowledge.schema import Signature
 
 KB = builtin_kb()
 

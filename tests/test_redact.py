@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ALL_SAMPLE_LOGS, SHARED
-from forensics.redact import Redactor
+from nforensics.redact import Redactor
 
 ACCESS_KEY = "AKIAQ3EGRE7XJ2MLPZ4W"
 STS_KEY = "ASIAZ4XQ2W7EJ3KLMN5P"

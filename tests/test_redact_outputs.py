@@ -17,10 +17,10 @@ from urllib.parse import unquote
 
 import pytest
 
-import forensics.redact as redact_module
+import nforensics.redact as redact_module
 from conftest import cli, run_cli
-from forensics.redact import Redactor
-from forensics.redact.gitleaks import GITLEAKS_RULES, base_rules
+from nforensics.redact import Redactor
+from nforensics.redact.gitleaks import GITLEAKS_RULES, base_rules
 from planted_secrets import EMAIL, SECRETS, leaks, planted_log
 
 FORMATS = ("text", "json", "sarif", "github", "junit", "gitlab", "markdown")

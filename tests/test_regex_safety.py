@@ -16,15 +16,15 @@ import time
 
 import pytest
 
-import forensics
+import nforensics
 
 try:
     import re._parser as sre_parse  # Python 3.11+
 except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 from conftest import run_cli_text
-from forensics import linear_regex
-from forensics.knowledge import builtin_kb, compiled
+from nforensics import linear_regex
+from nforensics.knowledge import builtin_kb, compiled
 
 SIZE = 8 * 1024
 BOUND_SECONDS = 0.1  # per pattern and string; RE2 answers these in well under a millisecond
@@ -51,7 +51,7 @@ BOUNDED_CATALOGUE = {
 
 # Code patterns known to be slow in modules being rewritten under issue 12 part 2 (the redactor): the
 # timing test skips exactly these; delete the entries with the rewrite.
-KNOWN_SLOW_ELSEWHERE = {"forensics.redact.rules._PUBLIC_EMAILS", "forensics.redact.rules._NEURON_VALUE"}
+KNOWN_SLOW_ELSEWHERE = {"nforensics.redact.rules._PUBLIC_EMAILS", "nforensics.redact.rules._NEURON_VALUE"}
 
 
 def catalogue_patterns() -> list[tuple[str, str]]:
@@ -68,7 +68,7 @@ def catalogue_patterns() -> list[tuple[str, str]]:
             for kind in ("runtime_heads", "frame_paths", "frame_code", "exceptions"):
                 found += [(f"fam:{f.id}:{kind}", p) for p in getattr(rule, kind)]
         found += [(f"fam:{f.id}:evidence", r.pattern) for h in f.hypotheses for r in h.evidence if r.pattern]
-    from forensics.diagnose.families import stage_rules
+    from nforensics.diagnose.families import stage_rules
 
     found += [(f"stage:{rule.stage}", rule.pattern.pattern) for rule in stage_rules()]
     return found
@@ -88,7 +88,7 @@ def _patterns_in(value, depth=0):
 def code_patterns() -> list[tuple[str, object]]:
     """(where, compiled pattern) for every regex a module of the package compiles at import."""
     found, seen = [], set()
-    for module_info in pkgutil.walk_packages(forensics.__path__, "forensics."):
+    for module_info in pkgutil.walk_packages(nforensics.__path__, "nforensics."):
         module = importlib.import_module(module_info.name)
         for name, value in vars(module).items():
             for pattern in _patterns_in(value):
@@ -192,10 +192,10 @@ def test_catalogue_runs_in_re2_but_for_the_listed_patterns():
 
 
 def test_fingerprint_and_masking_run_in_re2():
-    from forensics import masking
+    from nforensics import masking
 
-    fingerprint = importlib.import_module("forensics.diagnose.fingerprint")
-    patterns = [p for where, p in code_patterns() if where.startswith(("forensics.masking.", "forensics.diagnose.fingerprint."))]
+    fingerprint = importlib.import_module("nforensics.diagnose.fingerprint")
+    patterns = [p for where, p in code_patterns() if where.startswith(("nforensics.masking.", "nforensics.diagnose.fingerprint."))]
     assert len(patterns) >= 14 and all(p.engine == "re2" for p in patterns)
     # What the masks do is unchanged by the engine: a path after '=', numbers after '-', hex with digits.
     assert masking.mask("x=/tmp/a/b/c.py 1-2 a-5 deadbeef12 deadbeefcafe status=4 nd0") == \

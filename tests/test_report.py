@@ -21,13 +21,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from conftest import REPO, SAMPLE_LOGS, assert_clean_error, cli, run_cli
-from forensics.records import Analysis, Environment, Finding, Hypothesis, Workaround
-from forensics.redact import Redactor
-from forensics.render.report import FIELDS, LEGACY_FIELDS, issue_form
-from forensics.render.report_outputs import URL_LIMIT, URL_POINTER
-from forensics.report.build import build_report
-from forensics.report.inputs import ReportInput
-from forensics.report.workarounds import already_applied
+from nforensics.records import Analysis, Environment, Finding, Hypothesis, Workaround
+from nforensics.redact import Redactor
+from nforensics.render.report import FIELDS, LEGACY_FIELDS, issue_form
+from nforensics.render.report_outputs import URL_LIMIT, URL_POINTER
+from nforensics.report.build import build_report
+from nforensics.report.inputs import ReportInput
+from nforensics.report.workarounds import already_applied
 from test_redact import PLANTED_LOG, SECRETS, assert_no_secret
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -236,8 +236,8 @@ def test_workarounds_already_in_the_failing_run_are_reported_as_tried(tmp_path):
 
 
 def test_journal_table_goes_under_reproduction_steps(tmp_path):
-    from forensics.experiments.journal import Journal
-    from forensics.experiments.runner import Outcome, Variant
+    from nforensics.experiments.journal import Journal
+    from nforensics.experiments.runner import Outcome, Variant
 
     journal = Journal(tmp_path / "runs.sqlite")
     session = journal.open_session("sweep", "NCC_IXLV002", {"knob": ["-O1", "-O2"]}, resume=False)

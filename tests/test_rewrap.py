@@ -1,4 +1,4 @@
-"""Hard-wrapped pastes (forensics/parse/rewrap.py): a terminal's width is recognised and the lines it cut are
+"""Hard-wrapped pastes (nforensics/parse/rewrap.py): a terminal's width is recognised and the lines it cut are
 one line again; a log that was not wrapped, even one repeating a long message, passes through unchanged."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import random
 import pytest
 
 from conftest import ALL_SAMPLE_LOGS
-from forensics.ingest import MAX_LINE_CHARS, text_lines
-from forensics.parse import assemble
-from forensics.parse.rewrap import margin, rejoined, wrap_width
-from forensics.pipeline import analyze_text
+from nforensics.ingest import MAX_LINE_CHARS, text_lines
+from nforensics.parse import assemble
+from nforensics.parse.rewrap import margin, rejoined, wrap_width
+from nforensics.pipeline import analyze_text
 from perturb import PERTURBATIONS
 
 LOGICAL = [

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ENV, NFORENSICS, REPO, SEED000, run_cli
-from forensics import runcmd
-from forensics.runcmd import BoundedCapture
+from nforensics import runcmd
+from nforensics.runcmd import BoundedCapture
 
 def python_child(script: str) -> list[str]:
     return ["--", sys.executable, "-c", textwrap.dedent(script)]
@@ -127,7 +127,7 @@ def _run_peak_mib(tmp_path: Path, blocks: int, name: str) -> tuple[int, Path, st
     seed000's compiler failure; with the JSON report path and stderr."""
     rss_file, report = tmp_path / f"{name}.maxrss", tmp_path / f"{name}.json"
     measure = (
-        "import atexit, resource, sys; from forensics.cli import main; "
+        "import atexit, resource, sys; from nforensics.cli import main; "
         f"atexit.register(lambda: open({str(rss_file)!r}, 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))); "
         "sys.argv[0] = 'nforensics'; main()"
     )
@@ -257,7 +257,7 @@ def test_docs_ci_wrapping_examples_work_as_written(tmp_path):
     bin_dir.mkdir()
     for tool in ("neuron_parallel_compile", "torchrun", "nforensics"):
         script = bin_dir / tool
-        body = f'exec {sys.executable} -m forensics.cli "$@"' if tool == "nforensics" else f"cat {SEED000}; exit 70"
+        body = f'exec {sys.executable} -m nforensics.cli "$@"' if tool == "nforensics" else f"cat {SEED000}; exit 70"
         script.write_text(f"#!/bin/sh\n# test double for {tool}\n{body}\n")
         script.chmod(0o755)
     commands = doc_commands()

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import SAMPLE_LOGS, run_cli
-from forensics.pipeline import analyze_path, analyze_text
-from forensics.knowledge import load_kb
+from nforensics.pipeline import analyze_path, analyze_text
+from nforensics.knowledge import load_kb
 
 SEEDS = {
     "seed000_ncc_ixlv002_sendrecv_twice.log": ("NCC_IXLV002", {

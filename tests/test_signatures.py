@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_LOGS
-from forensics.pipeline import analyze_path, analyze_text
-from forensics.knowledge import load_kb
+from nforensics.pipeline import analyze_path, analyze_text
+from nforensics.knowledge import load_kb
 
 SIGNATURES = load_kb().signatures
 GOLDEN_FINDINGS = Path(__file__).resolve().parent / "golden" / "sample_findings.json"
@@ -132,7 +132,7 @@ def test_hypothesis_evidence_read_from_the_defining_message_says_so():
     rule does not read the lines the signature matched, unless it declares `in_message = true` (it reads a
     part that differs between instances: a barrier name, the DGE kind). This lint finds rules that would
     match their signature's defining lines in its sample without saying so: dead weight, or a tautology."""
-    from forensics.knowledge import compiled
+    from nforensics.knowledge import compiled
 
     silent = []
     for signature in SIGNATURES:
@@ -158,7 +158,7 @@ WORKAROUNDS_FIT_NO_SINGLE_HYPOTHESIS: dict[str, str] = {}
 
 def test_workarounds_of_competing_hypotheses_name_the_ones_they_act_on():
     """After ranking, a finding's workarounds are ordered by the best rank among the hypotheses they name
-    (forensics/diagnose _follow_hypotheses); with no link at all that order is the file's whatever the log
+    (nforensics/diagnose _follow_hypotheses); with no link at all that order is the file's whatever the log
     says. So an entry with two or more hypotheses and two or more workarounds links at least one of them."""
     kb = load_kb()
     entries = [*kb.signatures, *kb.families.values()]

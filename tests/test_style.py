@@ -1,4 +1,4 @@
-"""Colour and width where the output goes (forensics/render/style.py): `--color`, NO_COLOR, FORCE_COLOR /
+"""Colour and width where the output goes (nforensics/render/style.py): `--color`, NO_COLOR, FORCE_COLOR /
 CLICOLOR_FORCE, a terminal or a pipe; `-V`."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import io
 import pytest
 
 from conftest import SEED000, cli, run_cli_text
-from forensics import __version__
-from forensics.render import style
+from nforensics import __version__
+from nforensics.render import style
 
 ANSI = "\x1b["
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from conftest import REPO
-from forensics.pipeline import analyze_text
+from nforensics.pipeline import analyze_text
 
 
 def test_templates_file_is_current():
@@ -47,8 +47,8 @@ def test_a_near_miss_wording_does_not_reach_the_template():
 def test_a_line_that_could_reach_a_template_is_always_scored_against_it():
     # Templates are held by their heaviest tokens until what is left cannot reach THRESHOLD: a line made of
     # every token they are not held by must score below it (exactly at THRESHOLD it must be held).
-    from forensics.knowledge import load_kb
-    from forensics.knowledge.wording import THRESHOLD, resemblance, template_tokens
+    from nforensics.knowledge import load_kb
+    from nforensics.knowledge.wording import THRESHOLD, resemblance, template_tokens
 
     templated, holders = load_kb().template_index
     for number, (signature, templates) in enumerate(templated):

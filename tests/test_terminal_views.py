@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_LOGS, cli, run_cli_text
-from forensics.pipeline import analyze_path
-from forensics.render.terminal import render_text
+from nforensics.pipeline import analyze_path
+from nforensics.render.terminal import render_text
 
 SEED003 = "sample_logs/seed003_ncc_inla001_xla_use_bf16.log"
 CCOM = "sample_logs/ccom_bootstrap_no_interface.log"

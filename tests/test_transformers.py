@@ -1,5 +1,5 @@
-"""The grammars' transformers (forensics/parse/transformers.py, message_transformer.py): what each
-alternative's tree becomes. Every shape of forensics/parse/shapes.py (and every syntax of frame) is built
+"""The grammars' transformers (nforensics/parse/transformers.py, message_transformer.py): what each
+alternative's tree becomes. Every shape of nforensics/parse/shapes.py (and every syntax of frame) is built
 from a line of its kind with its parts typed and cleaned, and a near miss of each does not become it. The
 trees themselves are tests/test_grammars.py."""
 
@@ -9,9 +9,9 @@ import typing
 
 import pytest
 
-from forensics.parse import shapes
-from forensics.parse.grammars import parse
-from forensics.parse.shapes import (
+from nforensics.parse import shapes
+from nforensics.parse.grammars import parse
+from nforensics.parse.shapes import (
     ApiTrace,
     BirField,
     BirHeader,
@@ -32,7 +32,7 @@ from forensics.parse.shapes import (
     TracebackHeader,
     Unwrapped,
 )
-from forensics.records import Frame, FrameSyntax
+from nforensics.records import Frame, FrameSyntax
 
 
 def frame(file: str, lineno: int | None, function: str | None, syntax: str = "python") -> Frame:

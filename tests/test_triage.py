@@ -22,10 +22,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from forensics.errors import InputError
-from forensics.pipeline import analyze_path
-from forensics.triage import scan as scan_module
-from forensics.triage.command import triage
+from nforensics.errors import InputError
+from nforensics.pipeline import analyze_path
+from nforensics.triage import scan as scan_module
+from nforensics.triage.command import triage
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"
@@ -240,7 +240,7 @@ def test_triage_without_pandas_says_which_extra_to_install(tmp_path, monkeypatch
 
 def test_explain_does_not_import_pandas():
     script = ("import sys; sys.modules['pandas'] = None\n"  # any import of pandas would fail
-              "from forensics.cli import main\n"
+              "from nforensics.cli import main\n"
               f"sys.argv = ['nforensics', 'explain', {str(SAMPLES / 'seed000_ncc_ixlv002_sendrecv_twice.log')!r}, '--format', 'json']\n"
               "main()")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import SAMPLE_LOGS
-from forensics.pipeline import analyze_text
-from forensics.diagnose.versions import first_sdk_with, is_older, releases, resolve_fixed_in, version_key
-from forensics.knowledge.schema import FixedInSpec
-from forensics.records import Environment
+from nforensics.pipeline import analyze_text
+from nforensics.diagnose.versions import first_sdk_with, is_older, releases, resolve_fixed_in, version_key
+from nforensics.knowledge.schema import FixedInSpec
+from nforensics.records import Environment
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_versions_are_read_from_anywhere_in_the_input(text, package, version):
 
 def test_an_old_compiler_in_the_log_turns_a_fixed_signature_into_an_upgrade():
     # Every signature with [fixed_in] is checked the same way: its sample log plus an older compiler banner.
-    from forensics.knowledge import builtin_kb
+    from nforensics.knowledge import builtin_kb
 
     fixed = [s for s in builtin_kb().signatures if s.fixed_in and s.fixed_in.component == "neuronx-cc"]
     assert fixed, "the catalogue has compiler fixes"
@@ -136,8 +136,8 @@ def test_an_old_compiler_in_the_log_turns_a_fixed_signature_into_an_upgrade():
 
 
 def test_every_fixed_in_of_the_catalogue_agrees_with_the_release_map():
-    from forensics.diagnose.versions import normalise_package
-    from forensics.knowledge import builtin_kb
+    from nforensics.diagnose.versions import normalise_package
+    from nforensics.knowledge import builtin_kb
 
     for signature in builtin_kb().signatures:
         spec = signature.fixed_in

@@ -1,8 +1,8 @@
-"""Compile forensics/artifacts/hlo_schema/xla_hlo.proto into xla_hlo.desc (a serialized FileDescriptorSet).
+"""Compile nforensics/artifacts/hlo_schema/xla_hlo.proto into xla_hlo.desc (a serialized FileDescriptorSet).
 
 nforensics reads HLO protos through the protobuf package without generated `_pb2` code: at run time it
 adds this descriptor to a private descriptor pool and asks protobuf for the message classes
-(forensics/artifacts/hlo_proto.py). Generated code from a new protoc pins the protobuf runtime to at least
+(nforensics/artifacts/hlo_proto.py). Generated code from a new protoc pins the protobuf runtime to at least
 its own version (the `_pb2` checks it on import), and Neuron virtual environments pin protobuf themselves;
 a descriptor works with every protobuf from 3.20 on. Needs protoc, which grpcio-tools carries:
 
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-SCHEMA = Path(__file__).resolve().parents[1] / "forensics" / "artifacts" / "hlo_schema"
+SCHEMA = Path(__file__).resolve().parents[1] / "nforensics" / "artifacts" / "hlo_schema"
 PROTO = SCHEMA / "xla_hlo.proto"
 TARGET = SCHEMA / "xla_hlo.desc"
 

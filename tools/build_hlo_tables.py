@@ -1,9 +1,9 @@
-"""Build the LALR tables of grammars/hlo/hlo.lark into forensics/artifacts/hlo_tables.bin: zlib of marshal of plain
+"""Build the LALR tables of grammars/hlo/hlo.lark into nforensics/artifacts/hlo_tables.bin: zlib of marshal of plain
 data, exactly as tools/build_parse_tables.py builds the log grammars' tables (read its docstring for why: no
 pickle, no cache in the shared temp folder; loading the file builds data and runs nothing).
 
-A file of its own, not an entry in forensics/parse/tables.bin: `explain` loads that file at every start, and
-only `nforensics hlo` needs this grammar. forensics/artifacts/hlo_text.py uses the tables when they were built
+A file of its own, not an entry in nforensics/parse/tables.bin: `explain` loads that file at every start, and
+only `nforensics hlo` needs this grammar. nforensics/artifacts/hlo_text.py uses the tables when they were built
 from the current grammar text by the installed lark, and builds the parser from the grammar otherwise.
 Run this after changing the grammar; tests/test_hlo_grammar.py fails while the file is stale.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from forensics.artifacts import hlo_text  # noqa: E402
+from nforensics.artifacts import hlo_text  # noqa: E402
 
 TARGET = hlo_text.TABLES_FILE
 

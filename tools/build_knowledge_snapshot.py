@@ -1,5 +1,5 @@
-"""Validate the built-in catalogue (forensics/knowledge/signatures/ and families/) ahead, into
-forensics/knowledge/catalogue.bin: zlib of marshal of strings (the disk cache's JSON text of each file's model).
+"""Validate the built-in catalogue (nforensics/knowledge/signatures/ and families/) ahead, into
+nforensics/knowledge/catalogue.bin: zlib of marshal of strings (the disk cache's JSON text of each file's model).
 
 The first `explain` after installing has no knowledge cache yet: it used to parse and validate every signature
 and family file (~200 ms, a first run 1.6x a warm one). It now takes each file's validated model from this
@@ -24,9 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from forensics import knowledge  # noqa: E402
-from forensics.knowledge.disk_cache import encode  # noqa: E402
-from forensics.knowledge.schema import Family, Signature  # noqa: E402
+from nforensics import knowledge  # noqa: E402
+from nforensics.knowledge.disk_cache import encode  # noqa: E402
+from nforensics.knowledge.schema import Family, Signature  # noqa: E402
 
 
 def sources() -> list[tuple[Path, type[Signature] | type[Family]]]:

@@ -1,4 +1,4 @@
-"""Build the LALR tables of grammars/*.lark into forensics/parse/tables.bin: zlib of marshal of plain data.
+"""Build the LALR tables of grammars/*.lark into nforensics/parse/tables.bin: zlib of marshal of plain data.
 
 `explain` starts by loading them (about 12 ms for all grammars) instead of building them (about 80 ms).
 marshal (format 4, read by every Python 3) only builds dicts, lists, tuples, strings and numbers here;
@@ -8,7 +8,7 @@ They used to come from lark's own cache (`cache=True`), which pickles the tables
 folder and unpickles whatever file sits at that predictable name: another user of the machine could plant
 code that runs on the next `explain`. These tables ship inside the package like its source. Each entry
 records the sha256 of its grammar (with grammars/shared/, which it may import) and the lark version that
-built it; forensics/parse/grammars.py builds a grammar at start-up instead when either differs (an edited
+built it; nforensics/parse/grammars.py builds a grammar at start-up instead when either differs (an edited
 grammar, another lark). Run this after changing a grammar; tests/test_caches.py fails while the file is
 stale. (The output is not byte-stable: lark numbers states in object order. The check is whether each
 grammar's entry is current.)
@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from forensics.parse import grammars  # noqa: E402
+from nforensics.parse import grammars  # noqa: E402
 
 TARGET = grammars.TABLES_FILE
 

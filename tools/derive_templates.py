@@ -1,4 +1,4 @@
-"""Derive each built-in signature's message template from its sample log into forensics/knowledge/templates.toml.
+"""Derive each built-in signature's message template from its sample log into nforensics/knowledge/templates.toml.
 
 The template is the message the signature recognised in its own sample, with the values of its extracted
 fields and every run-specific part masked: what stays is the wording that makes it this failure. Run it after
@@ -18,13 +18,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from forensics.ingest import read_lines  # noqa: E402
-from forensics.knowledge import BUILTIN_DIR, KNOWLEDGE_DIR, KnowledgeBase, _load_dir, build, compiled  # noqa: E402
-from forensics.knowledge.matcher import match  # noqa: E402
-from forensics.knowledge.schema import Signature  # noqa: E402
-from forensics.knowledge.wording import MIN_TOKENS, tokens  # noqa: E402
-from forensics.masking import mask  # noqa: E402
-from forensics.parse import assemble  # noqa: E402
+from nforensics.ingest import read_lines  # noqa: E402
+from nforensics.knowledge import BUILTIN_DIR, KNOWLEDGE_DIR, KnowledgeBase, _load_dir, build, compiled  # noqa: E402
+from nforensics.knowledge.matcher import match  # noqa: E402
+from nforensics.knowledge.schema import Signature  # noqa: E402
+from nforensics.knowledge.wording import MIN_TOKENS, tokens  # noqa: E402
+from nforensics.masking import mask  # noqa: E402
+from nforensics.parse import assemble  # noqa: E402
 
 TARGET = KNOWLEDGE_DIR / "templates.toml"
 MAX_CHARS = 300  # the head of a long message block carries its wording; the rest is context

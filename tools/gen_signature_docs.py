@@ -3,7 +3,7 @@
     python tools/gen_signature_docs.py            # regenerate (removes pages of deleted signatures)
     python tools/gen_signature_docs.py --check    # exit 1 if a page is stale or a signature is incomplete
 
-The pages are the same Markdown entries `nforensics codes <code>` prints (forensics/render/catalogue.py).
+The pages are the same Markdown entries `nforensics codes <code>` prints (nforensics/render/catalogue.py).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from forensics.diagnose.versions import catalogue_fixed_in  # noqa: E402
-from forensics.knowledge import builtin_kb  # noqa: E402
-from forensics.knowledge.docs import missing_sections  # noqa: E402
-from forensics.render.catalogue import docs_pages  # noqa: E402
-from forensics.render.family_docs import family_pages  # noqa: E402
+from nforensics.diagnose.versions import catalogue_fixed_in  # noqa: E402
+from nforensics.knowledge import builtin_kb  # noqa: E402
+from nforensics.knowledge.docs import missing_sections  # noqa: E402
+from nforensics.render.catalogue import docs_pages  # noqa: E402
+from nforensics.render.family_docs import family_pages  # noqa: E402
 
 DOCS_DIR = REPO / "docs" / "signatures"
 FAMILY_DOCS_DIR = REPO / "docs" / "families"

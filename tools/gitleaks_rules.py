@@ -1,8 +1,8 @@
-"""Regenerate forensics/redaction/gitleaks.json from gitleaks' published default rules.
+"""Regenerate nforensics/redaction/gitleaks.json from gitleaks' published default rules.
 
     python tools/gitleaks_rules.py path/to/gitleaks/config/gitleaks.toml COMMIT
 
-The redactor (forensics/redact/gitleaks.py) takes gitleaks' default rule set (config/gitleaks.toml of
+The redactor (nforensics/redact/gitleaks.py) takes gitleaks' default rule set (config/gitleaks.toml of
 github.com/gitleaks/gitleaks, MIT licence) as data: each rule's regex, keywords, entropy threshold,
 secret group and allowlists. Rules tied to a file path (`path = ...`: they only make sense for one kind
 of file in a repository) are left out; a log is not such a file. `regex` is gitleaks' own RE2 pattern,
@@ -29,7 +29,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-OUT = Path(__file__).resolve().parents[1] / "forensics" / "redaction" / "gitleaks.json"
+OUT = Path(__file__).resolve().parents[1] / "nforensics" / "redaction" / "gitleaks.json"
 POSIX = {
     "[:alnum:]": "A-Za-z0-9", "[:alpha:]": "A-Za-z", "[:digit:]": "0-9", "[:lower:]": "a-z",
     "[:upper:]": "A-Z", "[:space:]": r"\s", "[:xdigit:]": "0-9A-Fa-f", "[:word:]": r"\w",

@@ -1,4 +1,4 @@
-"""Turn staged public issue threads into the case base (forensics/knowledge/cases/*.jsonl, one file per repository).
+"""Turn staged public issue threads into the case base (nforensics/knowledge/cases/*.jsonl, one file per repository).
 
 A staged thread (one JSON object per line; see `--help`) carries the thread's error paste verbatim. The case
 base must not: each case keeps only the paste's error lines masked by the project's own masking (the same
@@ -6,7 +6,7 @@ that fingerprints and message templates use), which is all that matching needs, 
 (title, state, dates, versions), where the paste's traceback was raised (frames inside their packages and
 the exception, read by the project's own parser) and what the maintainers said, already written in our own words.
 
-Run: .venv/bin/python tools/import_cases.py STAGED.jsonl... [--out forensics/knowledge/cases] [--check]
+Run: .venv/bin/python tools/import_cases.py STAGED.jsonl... [--out nforensics/knowledge/cases] [--check]
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from forensics.diagnose.similar import failure_site, is_message  # noqa: E402
-from forensics.ingest import text_lines  # noqa: E402
-from forensics.knowledge import load_kb  # noqa: E402
-from forensics.knowledge.cases import Case  # noqa: E402
-from forensics.masking import mask  # noqa: E402
-from forensics.parse import assemble  # noqa: E402
-from forensics.vocabulary import PRINTED_CODE, reads_as_failure  # noqa: E402
+from nforensics.diagnose.similar import failure_site, is_message  # noqa: E402
+from nforensics.ingest import text_lines  # noqa: E402
+from nforensics.knowledge import load_kb  # noqa: E402
+from nforensics.knowledge.cases import Case  # noqa: E402
+from nforensics.masking import mask  # noqa: E402
+from nforensics.parse import assemble  # noqa: E402
+from nforensics.vocabulary import PRINTED_CODE, reads_as_failure  # noqa: E402
 
-OUT = REPO / "forensics" / "knowledge" / "cases"
+OUT = REPO / "nforensics" / "knowledge" / "cases"
 MAX_TEMPLATES = 8
 MAX_TEMPLATE_CHARS = 240
 

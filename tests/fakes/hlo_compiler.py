@@ -2,7 +2,7 @@
 """TEST DOUBLE: a stand-in for `neuronx-cc compile MODULE --framework XLA --target trn1 ...` on an HLO module. It is
 not the real compiler, and what it rejects is chosen for the HLO reducer's tests, not taken from neuronx-cc.
 
-It reads the module with nforensics' own reader (forensics/artifacts/hlo.py: a .pb, .pb.gz or HLO text) and:
+It reads the module with nforensics' own reader (nforensics/artifacts/hlo.py: a .pb, .pb.gz or HLO text) and:
   - prints the neuronx-cc shape of NCC_ITEN404 (an internal tensorizer error) and exits 1 when the entry
     computation holds a convolution with a 7x7 window whose value a transpose takes as an operand (the seed 004
     graph: a 7x7 convolution and its transposed twin), on --target trn1 only;
@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))  # the checkout's forensics, whichever interpreter runs this script
+sys.path.insert(0, str(REPO))  # the checkout's nforensics, whichever interpreter runs this script
 
 BANNER = "hlo_compiler: TEST DOUBLE standing in for neuronx-cc on an HLO module (tests/fakes); not the real compiler"
 STAMP = "2026-03-02T10:15:42Z"
@@ -35,9 +35,9 @@ def say(*lines: str) -> None:
 
 def invalid(path: Path) -> str | None:
     """Why XLA would refuse the module, or None."""
-    from forensics.artifacts.hlo import is_text, load_bytes
-    from forensics.artifacts.hlo_proto import load_message
-    from forensics.artifacts.hlo_write import check_module
+    from nforensics.artifacts.hlo import is_text, load_bytes
+    from nforensics.artifacts.hlo_proto import load_message
+    from nforensics.artifacts.hlo_write import check_module
 
     data = load_bytes(path)
     if is_text(data):
@@ -48,7 +48,7 @@ def invalid(path: Path) -> str | None:
 
 def conv7x7_into_transpose(path: Path) -> str | None:
     """The name of a 7x7 convolution of the entry that a transpose uses, or None."""
-    from forensics.artifacts.hlo import read_module
+    from nforensics.artifacts.hlo import read_module
 
     module = read_module(path)
     entry = next(c for c in module.computations if c.is_entry)
@@ -62,7 +62,7 @@ def conv7x7_into_transpose(path: Path) -> str | None:
 
 def kernel_twice(path: Path) -> str | None:
     """A kernel the module launches two or more times, or None."""
-    from forensics.artifacts.hlo import read_hlo
+    from nforensics.artifacts.hlo import read_hlo
 
     for call in read_hlo(path).custom_calls:
         for kernel, calls in call.kernels.items():

@@ -1,5 +1,0 @@
-"""Text in, records out: the producer grammars applied to an input's lines."""
-
-from forensics.parse.assemble import assemble
-
-__all__ = ["assemble"]

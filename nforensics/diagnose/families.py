@@ -1,0 +1,341 @@
+"""The family tier: failures recognised by structure (records) when no specific signature of theirs matched.
+
+Each family file (knowledge/families/*.toml) lists detect rules over records: the component letters of a
+printed code, NRT statuses, runtime record heads, stack frames placed by module path, the exception that
+ended a traceback, how the process ended, multi-line shapes, and (last) co-occurring concept words. A rule
+holds when all its selectors hold; the strongest selector it used sets the finding's confidence, because
+a code's component letters say more than a word that happens to co-occur with another.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from copy import copy
+from dataclasses import dataclass, field
+from functools import cache
+
+from nforensics.knowledge import KnowledgeBase, compiled, table
+from nforensics.knowledge.schema import Detect, Family
+from nforensics.knowledge.vocabulary import named
+from nforensics.linear_regex import compile_linear
+from nforensics.masking import mask, mask_ids
+from nforensics.parse.normalise import unwrap
+from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
+from nforensics.vocabulary import code_parts, reads_as_failure
+
+
+# Recognition confidence by the strongest kind of selector a rule used (see the module docstring).
+SELECTOR_CONFIDENCE = {
+    "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "compiler_heads": 0.6,
+    "frame_paths": 0.6,
+    "frame_code": 0.55, "exceptions": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
+}
+WILDCARD_CODE_CONFIDENCE = 0.62
+CAMEL_MIN = 10  # letters a word needs to be found inside a CamelCase name (a class name, not "compil" or "timeout")
+_CLASS_SUFFIXES = frozenset({"error", "exception", "warning", "failure", "interrupt"})
+_UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
+CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
+HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
+DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
+_KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
+_MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
+# Hugging Face's lazy modules re-raise an import failure as "Failed to import optimum.neuron.modeling because of
+# the following error ...: No module named 'optimum.exporters.neuron'": the importer is named in the message.
+_LAZY_IMPORTER = compile_linear(r"Failed to import ([\w.]+) because")
+_ASSERTION = compile_linear(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
+                        r"an exception was thrown|Transformation error on operator")
+# An assertion in a framework's own C++ source (PyTorch's `INTERNAL ASSERT FAILED at "../torch/csrc/jit/..."`)
+# failed in the framework, before or beside the compiler.
+_FRAMEWORK_ASSERTION = compile_linear(r"(?i)\bat \"?(?:\.\./)*(?:torch|c10|aten|caffe2|tensorflow|jaxlib)/|"
+                                  r"report a bug to PyTorch")
+
+
+@dataclass
+class FamilyHit:
+    family: Family
+    lines: list[int]
+    confidence: float
+    fields: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StageRule:
+    pattern: re.Pattern[str]
+    component: str
+    stage: str
+
+
+@cache
+def stage_rules() -> tuple[StageRule, ...]:
+    return tuple(StageRule(re.compile(r["path"]), r["component"], r["stage"]) for r in table("stages")["stage"])
+
+
+def place_frame(frame: Frame) -> StageRule | None:
+    """Which part of the toolchain a frame's file belongs to (knowledge/stages.toml), or None."""
+    return next((rule for rule in stage_rules() if rule.pattern.search(frame.file)), None)
+
+
+class FamilyFacts:
+    """What the detect selectors read, gathered from the records once per input (diagnose builds it once and
+    asks it both whether the log is Neuron's at all and which families hold)."""
+
+    def __init__(self, log: ParsedLog, retained: list[SourceLine]) -> None:
+        self.log = log
+        # Where a Python traceback ended is where it failed: its deepest frames, not the user's script that
+        # called into a library. A native or TorchScript stack is all inside the process that crashed.
+        # (Every frame of a traceback the compiler logged ran in the compiler, the libraries it calls included.)
+        self.frames: list[Frame] = ([f for t in log.tracebacks for f in t.frames[-DEEPEST_FRAMES if t.printed_by is None else 0:]]
+                                    + [f for s in log.stacks for f in s.frames])
+        # A line reads as a failure by its words, or because its producer printed it at an error level
+        # (glog `F ... Unknown flags in XLA_FLAGS` says nothing failed in so many words).
+        error_level = log.error_lines()
+        self.below_error = log.below_error_lines()
+        # A traceback's source lines are code, not messages: `raise RuntimeError('Invalid device')` says
+        # nothing about what this run printed.
+        source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}
+        # Python's warnings (`x.py:102: UserWarning: Failed to import ...`) are a library coping and going on:
+        # in a log that failed otherwise (an error record, an exception, any other line that reads as a
+        # failure) they are not what failed. (The source line a warning echoes under it is the warning's too.)
+        warned = {e.line for e in log.events if e.producer == "framework" and (e.component or "").endswith("Warning")}
+        advice = warned if warned and (error_level or any(t.exception for t in log.tracebacks) or any(
+            reads_as_failure(line.text) for line in retained if line.line not in warned and line.line not in source)) else set()
+        # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
+        # on every line of a traceback it relays) is no word of the failure.
+        # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)
+        self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
+                              if line.line not in source and line.line not in advice
+                              and (line.line in error_level or reads_as_failure(line.text))]
+        self.text_of = {line.line: line.text for line in retained}
+        # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
+        self.failure_blob = "\n".join(text for _, text in self.failure_lines).lower()
+        # What the run involved, for context_words: every kept line, frame path and installed package.
+        self.context = "\n".join([line.text for line in retained] + [f.file for f in self.frames]
+                                 + list(log.environment.packages)).lower()
+        # A compiler code it printed (NCC_ITEN404) says the run involved Neuron as plainly as its name.
+        self.printed_neuron_code = any(d.code.startswith("NCC_") for d in log.diagnostics)
+        self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
+        for outcome in log.outcomes:
+            details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
+            if outcome.process:
+                details["killed_process"] = outcome.process
+            self.outcomes.append((outcome.kind, outcome.line, outcome.operation, details))
+        for exit_status in log.exits:
+            if exit_status.code in _KILL_EXITS:
+                self.outcomes.append((_KILL_EXITS[exit_status.code], exit_status.line, None,
+                                      {"killed_process": exit_status.tool, "exit_code": exit_status.code}))
+
+    # Each selector returns (lines, fields) when it holds, None when it does not.
+
+    @property
+    def ran_elsewhere(self) -> bool:
+        """A run on another accelerator with nothing of Neuron in what was kept: no family or public Neuron
+        report is named for it (a signature's printed code or status still is)."""
+        return bool(_OTHER_ACCELERATOR.search(self.context)) and not _NEURON_TRACE.search(self.context)
+
+    def code_components(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        wanted = {c.upper() for c in rule.code_components}
+        for diagnostic in self.log.diagnostics:
+            parts = code_parts(diagnostic.code)
+            if parts and (parts[1] in wanted or "*" in wanted) and (not rule.code_classes or parts[0] in rule.code_classes):
+                return [diagnostic.line], {"code": diagnostic.code, "code_component": parts[1]}
+        return None
+
+    def nrt_statuses(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        lines = [s.line for s in self.log.nrt_statuses if s.name in rule.nrt_statuses]
+        return (lines, {}) if lines else None
+
+    def runtime_heads(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        return self._heads("runtime", rule.runtime_heads)
+
+    def compiler_heads(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        return self._heads("compiler", rule.compiler_heads)
+
+    def _heads(self, producer: str, heads: list[str]) -> tuple[list[int], dict[str, object]] | None:
+        """Error records of `producer` whose component (`NRT:nrt_load`, the compiler's `[Tensorizer]`) matches.
+        The inf1 daemon printed no level: its line counts when its message reads as a failure."""
+        patterns = [compiled(p) for p in heads]
+        lines = [e.line for e in self.log.events
+                 if e.producer == producer and e.component and any(p.search(e.component) for p in patterns)
+                 and ((e.level or "").upper() in ERROR_LEVELS or e.level is None and reads_as_failure(e.message))]
+        return (lines, {}) if lines else None
+
+    def frame_paths(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        patterns = [compiled(p) for p in rule.frame_paths]
+        hits = [f for f in self.frames if any(p.search(f.file) for p in patterns)]
+        if not hits:
+            return None
+        deepest = hits[-1]
+        placed = place_frame(deepest)
+        fields: dict[str, object] = {"crash_component": deepest.package_path}
+        if placed:
+            fields["stage"] = placed.stage
+        return [f.line for f in hits if f.line], fields
+
+    def frame_code(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        patterns = [compiled(p) for p in rule.frame_code]
+        hits = [f for f in self.frames if f.code and any(p.search(f.code) for p in patterns)]
+        return ([f.line for f in hits if f.line], {"failed_call": hits[-1].code}) if hits else None
+
+    def exceptions(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        patterns = [compiled(p) for p in rule.exceptions]
+        for traceback in reversed(self.log.tracebacks):
+            if traceback.exception and any(p.search(traceback.exception) for p in patterns):
+                return [traceback.end_line], {"exception": traceback.exception}
+        return None
+
+    def outcomes_(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        for kind, line, operation, details in self.outcomes:
+            if kind in rule.outcomes and (not rule.operations or operation in rule.operations):
+                return [line], dict(details)
+        return None
+
+    def structures(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        lines: list[int] = []
+        fields: dict[str, object] = {}
+        for structure in rule.structures:
+            banners = [i for i in self.log.ice if i.error_message or i.error_class or i.error_location or i.internal_details]
+            if structure == "ice_banner" and banners:  # a row of stars alone is decoration, not a banner
+                ice = banners[0]
+                lines.append(ice.line)
+                if ice.error_class:
+                    fields["error_class"] = ice.error_class
+            elif structure == "bir_block" and self.log.bir:
+                lines.append(self.log.bir[0].line)
+                fields.setdefault("stage", "verifier")
+            elif structure == "compiler_assertion":
+                # Not a Python `assert` statement quoted under a traceback frame: that is source code.
+                lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])
+                          and not _FRAMEWORK_ASSERTION.search(self.text_of[n])
+                          and not text.lstrip().startswith("assert ")][:3]
+            elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
+                lines.append(line)
+            elif structure == "cache_replay":
+                # Said of the cache, not a path that runs through it (`.../neuron-compile-cache/MODULE_...`).
+                lines += [n for n, text in self.failure_lines if "cache" in (prose := mask(text.lower())) and "fail" in prose
+                          and ("neff" in prose or "compil" in prose)][:3]
+        return (lines, fields) if lines else None
+
+    def _own_module_missing(self) -> int | None:
+        """A package whose own code imports a module of its own name that is not there (`No module named
+        'optimum.commands.env'` raised in optimum/commands/__init__.py): parts of two releases of it are
+        installed, or a source checkout shadows the installed package."""
+        for traceback in self.log.tracebacks:
+            message = traceback.message or ""
+            lazy = _LAZY_IMPORTER.search(message)
+            missing = _MISSING_MODULE.search(message) if traceback.exception == "ModuleNotFoundError" or lazy else None
+            importer = (lazy.group(1).replace(".", "/") if lazy else
+                        traceback.frames[-1].package_path if traceback.frames else "")
+            if missing and "." in missing.group(1) and importer.startswith(missing.group(1).split(".")[0] + "/"):
+                return traceback.end_line
+        return None
+
+    def words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        if not _present(rule.words, self.failure_blob):
+            return None
+        groups = [_words(tuple(group)) for group in rule.words]
+        for number, text in self.failure_lines:
+            if all(group.search(text) for group in groups):
+                return [number], {}
+        return None
+
+    def context_words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        held = _present(rule.context_words, self.context) and all(
+            _whole_words(tuple(group)).search(self.context) for group in rule.context_words) or (
+            self.printed_neuron_code and all(_neuron_context() <= set(group) for group in rule.context_words))
+        return ([], {}) if held else None
+
+
+@cache
+def _neuron_context() -> frozenset[str]:
+    """knowledge/vocabulary.toml's @neuron_context: a group that names it is satisfied by a printed Neuron code."""
+    return frozenset(named("neuron_context"))
+
+
+def _present(groups: list[list[str]], blob: str) -> bool:
+    """Every group has a word somewhere in the text, as a substring: necessary for a match, and a plain
+    substring test spares compiling the patterns of groups that cannot match (a cold run compiles each once)."""
+    return all(any(word in blob for word in group) for group in groups)
+
+
+@cache
+def _words(group: tuple[str, ...]) -> re.Pattern[str]:
+    """Any word of a group, in any case, where a token starts ("compil" in "compilation"), not inside another
+    word ("ofi" is not in "profile"). A name of CAMEL_MIN letters or more also starts where a capital follows
+    a lower-case letter ("neuronconfig" in LlamaNeuronConfig), except the suffixes of exception class names
+    (the "Error" of AssertionError is no word of the message). One alternation a group: a log with thousands
+    of error lines is read once a group, not once a word."""
+    inner = [w for w in group if len(w) >= CAMEL_MIN and w not in _CLASS_SUFFIXES]
+    pattern = r"(?<![A-Za-z0-9])" + _any_of(group)
+    return re.compile(pattern + (r"|(?<=[a-z])(?=[A-Z])" + _any_of(inner) if inner else ""))
+
+
+@cache
+def _whole_words(group: tuple[str, ...]) -> re.Pattern[str]:
+    """Any word of a group as a whole word, in any case: "neuron" in aws-neuron, Neuron Runtime or
+    aws.amazon.com/neuron, not in "neurons" or "neuronal" (which any ML log may say)."""
+    return re.compile(r"(?<![A-Za-z0-9])" + _any_of(group) + r"(?![A-Za-z])")
+
+
+def _any_of(words: Sequence[str]) -> str:
+    """One case-insensitive alternation, longest words first (so "neuronx" is tried before "neuron")."""
+    return "(?i:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
+
+
+_SELECTORS = (
+    ("code_components", FamilyFacts.code_components), ("nrt_statuses", FamilyFacts.nrt_statuses),
+    ("structures", FamilyFacts.structures), ("runtime_heads", FamilyFacts.runtime_heads),
+    ("compiler_heads", FamilyFacts.compiler_heads), ("frame_paths", FamilyFacts.frame_paths),
+    ("frame_code", FamilyFacts.frame_code), ("exceptions", FamilyFacts.exceptions), ("outcomes", FamilyFacts.outcomes_),
+    ("words", FamilyFacts.words), ("context_words", FamilyFacts.context_words),
+)
+
+
+def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, object], float] | None:
+    lines: list[int] = []
+    fields: dict[str, object] = {}
+    confidence = 0.0
+    for name, selector in _SELECTORS:
+        if not getattr(rule, name):
+            continue
+        held = selector(facts, rule)
+        if held is None:
+            return None
+        lines += held[0]
+        fields = held[1] | fields
+        confidence = max(confidence, SELECTOR_CONFIDENCE[name])
+    if rule.context_words:
+        confidence = min(confidence, CONTEXT_CONFIDENCE)
+    if rule.outcomes and set(rule.outcomes) <= _UNFINISHED:
+        confidence = HANG_CONFIDENCE  # (or the paste was cut, or someone was impatient)
+    elif "*" in rule.code_components:  # any component: a family that names the component says more
+        confidence = min(confidence, WILDCARD_CODE_CONFIDENCE)
+    return sorted(set(lines)), fields, confidence
+
+
+# A run on another accelerator (PyTorch's NCCL watchdog, CUDA device strings), and nothing of Neuron in what
+# was kept: its collectives timeout or OOM is not a Neuron failure, whatever words it shares with one. Not
+# "nvidia" or "cuda" alone: PyTorch on a Trainium host warns that it found no NVIDIA driver.
+_OTHER_ACCELERATOR = re.compile(r"processgroupnccl|cudadev|nvmldev|cuda error|cuda out of memory|cudaerror|cuda:\d|"
+                                r"torch\.cuda\.|cublas_status|cudnn_status|\btpu\b|habana|synstatus|\bhpu\b|gaudi|tt_metal|tenstorrent|"
+                                # NVIDIA NCCL's own level tag (Neuron's collectives log as CCOM / NCCOM)
+                                r"\bnccl (?:warn|info)\b")
+# Whole words ("nrt" in nrt_execute, not in a longer word). Not XLA: TPUs and GPUs run it too.
+_NEURON_TRACE = re.compile(r"neuron|trainium|inferentia|nccom|ncc_|(?<![a-z0-9])(?:nrt|libnrt|nki|trn[12]n?|inf[12]|tdrv|"
+                           r"neff)(?![a-z])")
+
+
+def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
+    """Every family with a rule that holds, with the lines behind it and the fields its selectors read."""
+    errors_only = copy(facts)
+    errors_only.failure_lines = [(n, text) for n, text in facts.failure_lines if n not in facts.below_error]
+    hits = []
+    for family in kb.families.values():
+        best: tuple[list[int], dict[str, object], float] | None = None
+        for rule in family.detect:
+            held = _rule_hit(facts if family.claims_warnings or rule.words_in_warnings else errors_only, rule)
+            if held is not None and (best is None or held[2] > best[2]):
+                best = held
+        if best is not None:
+            hits.append(FamilyHit(family, best[0], best[2], best[1]))
+    return hits

@@ -1,0 +1,191 @@
+"""Strategies over the runner: the full sweep, bisection of an ordered knob, delta debugging (ddmin) of a
+set, and the knowledge base's hypothesis checks. Each asks the oracle "does it still reproduce?"; a
+different failure never counts as reproducing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence, TypeVar
+
+from nforensics.experiments.oracle import UNTESTABLE
+from nforensics.experiments.plan import Template, confirm_variant
+from nforensics.experiments.runner import Experiment, VariantResult
+
+T = TypeVar("T")
+
+
+def sweep(exp: Experiment, template: Template, knobs: dict[str, list[str]], cases: list[dict[str, str]]) -> list[VariantResult]:
+    """Every combination of the knobs (or the plan's explicit cases), in a stable order."""
+    points = cases or [dict(zip(knobs, combo, strict=True)) for combo in itertools.product(*knobs.values())]
+    return exp.run(template.variant(p) for p in points)
+
+
+@dataclass
+class BisectResult:
+    boundary: str | None  # the smallest value that reproduces
+    runs: int
+    monotone: bool
+    warnings: list[str] = field(default_factory=list)
+    results: list[VariantResult] = field(default_factory=list)
+
+
+def bisect(
+    exp: Experiment, template: Template, knob: str, values: list[str], fixed: dict[str, str] | None = None
+) -> BisectResult:
+    """The smallest value of an ordered knob that reproduces, in at most ceil(log2(n)) + 2 runs.
+
+    Both ends are checked first: if the first value already reproduces while the last does not, the
+    failure is not monotone in the knob and the answer cannot be trusted.
+    """
+    fixed = fixed or {}
+    tested: dict[int, VariantResult] = {}
+
+    def check(*indexes: int) -> list[VariantResult]:
+        results = exp.run(template.variant({**fixed, knob: values[i]}) for i in indexes)
+        tested.update(zip(indexes, results, strict=True))
+        return results
+
+    def done(boundary: int | None, monotone: bool = True, *warnings: str) -> BisectResult:
+        ordered = [tested[i] for i in sorted(tested)]
+        answer = None if boundary is None else values[boundary]
+        return BisectResult(answer, len(tested), monotone, list(warnings), ordered)
+
+    lo, hi = 0, len(values) - 1
+    first, last = check(lo, hi) if hi > lo else check(lo) * 2
+    for end, result in ((values[lo], first), (values[hi], last)):
+        if result.verdict == UNTESTABLE:
+            return done(None, True, f"{knob}={end} is untestable ({result.runs[0].note}): no boundary")
+    if first.reproduces:
+        if not last.reproduces:
+            why = f"the failure is not monotone in {knob}: {values[lo]} reproduces but {values[hi]} does not"
+            return done(lo, False, why)
+        return done(lo)
+    if not last.reproduces:
+        return done(None)
+    # Invariant: values[lo] does not reproduce, values[hi] does.
+    skipped: set[int] = set()
+    while hi - lo > 1:
+        candidates = sorted((i for i in range(lo + 1, hi) if i not in skipped), key=lambda i: abs(i - (lo + hi) // 2))
+        if not candidates:
+            why = f"every {knob} between {values[lo]} and {values[hi]} is untestable: boundary is at most {values[hi]}"
+            return done(hi, True, why)
+        mid = candidates[0]
+        (result,) = check(mid)
+        if result.verdict == UNTESTABLE:
+            skipped.add(mid)
+        elif result.reproduces:
+            hi = mid
+        else:
+            lo = mid
+    return done(hi)
+
+
+def bisect_budget(n: int) -> int:
+    return math.ceil(math.log2(max(n, 1))) + 2
+
+
+@dataclass
+class ReduceResult:
+    minimal: list[str] | None  # None: the full set does not reproduce
+    runs: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def reduce(
+    exp: Experiment, template: Template, items: Sequence[str], batch: int, fixed: dict[str, str] | None = None
+) -> ReduceResult:
+    """ddmin (Zeller & Hildebrandt 2002): a 1-minimal subset of `items` that still reproduces.
+
+    Candidates of one round are tried `batch` at a time in parallel and the first reproducing one in
+    order wins, so the answer is the same as sequential ddmin whatever the pool size (C-Reduce's
+    deterministic speculation).
+    """
+    fixed = fixed or {}
+    items = list(items)
+
+    def first_reproducing(candidates: list[list[str]]) -> int | None:
+        for start in range(0, len(candidates), max(1, batch)):
+            chunk = candidates[start : start + batch]
+            for offset, result in enumerate(exp.run(template.variant(fixed, s) for s in chunk)):
+                if result.reproduces:
+                    return start + offset
+        return None
+
+    full, empty = exp.run([template.variant(fixed, items), template.variant(fixed, [])])
+    if not full.reproduces:
+        why = f"the full set does not reproduce ({full.verdict}): nothing to reduce"
+        return ReduceResult(None, len(exp.tested), [why])
+    if empty.reproduces:
+        return ReduceResult([], len(exp.tested))
+    return ReduceResult(ddmin(items, first_reproducing), len(exp.tested))
+
+
+def ddmin(items: list[T], first_reproducing: Callable[[list[list[T]]], int | None]) -> list[T]:
+    """The ddmin loop over `items`, known to reproduce: a 1-minimal subset. `first_reproducing` is asked for the
+    index of the first candidate (in order) that still reproduces, or None; the flag reducer above and the HLO
+    reducer (nforensics/experiments/hlo_reduce.py) each say what a candidate is and how it is tried."""
+    current, n = list(items), 2
+    while len(current) >= 2:
+        chunks = [current[i * len(current) // n : (i + 1) * len(current) // n] for i in range(n)]
+        # With two chunks each complement is the other chunk: nothing new to try.
+        complements = [[x for j, c in enumerate(chunks) if j != i for x in c] for i in range(n)] if n > 2 else []
+        found = first_reproducing(chunks + complements)
+        if found is not None and found < n:  # a chunk alone reproduces: restart on it
+            current, n = chunks[found], 2
+        elif found is not None:  # a complement reproduces: drop that chunk, keep the granularity
+            current, n = complements[found - n], max(n - 1, 2)
+        elif n < len(current):
+            n = min(2 * n, len(current))
+        else:
+            break  # every single item is needed: 1-minimal
+    return current
+
+
+@dataclass
+class HypothesisCheck:
+    id: str
+    title: str
+    expect: str | None  # the verdict that confirms it
+    status: str  # confirmed | refuted | inconclusive | not checked
+    reason: str
+    result: VariantResult | None
+
+
+@dataclass
+class ConfirmResult:
+    signature: str
+    code: str | None
+    baseline: VariantResult
+    checks: list[HypothesisCheck]
+
+
+def confirm(exp: Experiment, template: Template, knobs: dict[str, str], signature, code: str | None) -> ConfirmResult:
+    """Run the baseline and each hypothesis' declared variant; a hypothesis is confirmed when its variant
+    gets the verdict the knowledge base says it should (and the baseline reproduces)."""
+    planned = [(h, *confirm_variant(template, knobs, h.confirm)) if h.confirm else (h, None, "no re-run declared")
+               for h in signature.hypotheses]  # fmt: skip
+    variants = [template.variant(knobs)] + [v for _, v, _ in planned if v is not None]
+    results = iter(exp.run(variants))
+    baseline = next(results)
+    checks = []
+    for hyp, variant, why_not in planned:
+        expect = hyp.confirm.expect if hyp.confirm else None
+        if variant is None:
+            checks.append(HypothesisCheck(hyp.id, hyp.title, expect, "not checked", why_not, None))
+            continue
+        result = next(results)
+        if not baseline.reproduces:
+            status, reason = "inconclusive", f"the baseline did not reproduce ({baseline.verdict})"
+        elif result.verdict == UNTESTABLE:
+            status, reason = "inconclusive", f"the variant was untestable ({result.runs[0].note})"
+        elif result.verdict == expect:
+            status, reason = "confirmed", f"{hyp.confirm.description}: {result.verdict} as predicted"
+        else:
+            status, reason = "refuted", f"{hyp.confirm.description}: {result.verdict}, predicted {expect}"
+        if result.flaky:
+            reason += f" (flaky: {result.flaky})"
+        checks.append(HypothesisCheck(hyp.id, hyp.title, expect, status, reason, result))
+    return ConfirmResult(signature.id, code, baseline, checks)

@@ -1,0 +1,219 @@
+"""Which signatures claim which records and lines of an input.
+
+A claim is (signature, the lines it spans, the message text its fields are read from). Each record or
+line goes to the signature first in recognition order (knowledge/order.py) that matches it; claims of one
+signature are merged later into one finding (diagnose groups them by signature id), claims of different
+signatures never share a line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from nforensics.knowledge import KnowledgeBase, compiled, table
+from nforensics.knowledge.order import code_key
+from nforensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, template_tokens, tokens
+from nforensics.knowledge.schema import Signature
+from nforensics.records import Diagnostic, ParsedLog, SourceLine
+from nforensics.vocabulary import reads_as_failure
+
+BLOCK_LINES = 6  # a line-anchored message reads on through at most this many wrapped lines
+# A line that starts a record of its own (timestamp, traceback, exception, prompt) is not a wrapped part.
+_RECORD_START = re.compile(
+    r"^\s*(?:\d{4}-|\d\d/\d\d/|Traceback|File |[\w.]*(?:Error|Exception)\b|\$ |\[[A-Z_]+\]|"
+    r"\([\w.-]+ pid=|NRT:|[A-Z]+ \d\d-\d\d |"  # Ray/vLLM-prefixed and syslog-form runtime lines
+    r"(?i:warning|error|fatal|info):)"  # a tool's own `error: ...` line
+)
+
+
+@dataclass
+class Claim:
+    signature: Signature
+    line: int
+    end_line: int
+    message: str
+    diagnostic: Diagnostic | None = None
+    printed_code: str | None = None
+    how: str = "pattern"  # code | status | pattern | template: how sure the recognition is follows from it
+    resemblance: float = 1.0  # for template claims: the share of the template's token weight the text holds
+
+
+def _code_claims(kb: KnowledgeBase, log: ParsedLog) -> list[Claim]:
+    claims = []
+    for diagnostic in log.diagnostics:
+        for signature in kb.by_code.get(diagnostic.code.upper(), ()):
+            if signature.match.message and not compiled(signature.match.message).search(diagnostic.message):
+                continue
+            claims.append(Claim(signature, diagnostic.line, diagnostic.end_line, diagnostic.message,
+                                diagnostic, diagnostic.code, how="code"))
+            break  # by_code is in recognition order: the first that fits is the best
+    return claims
+
+
+def _block(retained: list[SourceLine], index: int, record_lines: frozenset[int]) -> tuple[int, str]:
+    """The end line and text of the message starting at retained[index]: it and the lines right after it,
+    up to the next line that starts a record of its own (by its shape, or a runtime record the parser read,
+    with or without its timestamp)."""
+    end = index
+    while (end + 1 < len(retained) and end - index < BLOCK_LINES
+           and retained[end + 1].line == retained[end].line + 1 and retained[end + 1].line not in record_lines
+           and not _RECORD_START.match(retained[end + 1].text)):
+        end += 1
+    return retained[end].line, " ".join(line.text.strip() for line in retained[index:end + 1])
+
+
+def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:
+    claims = []
+    patterned = [(s, [compiled(p) for p in s.match.patterns]) for s in kb.signatures if s.match.patterns]
+    for index, line in enumerate(retained):
+        for signature, patterns in patterned:
+            if any(p.search(line.text) for p in patterns):
+                end_line, text = _block(retained, index, record_lines)
+                claims.append(Claim(signature, line.line, end_line, text))
+    return claims
+
+
+TEMPLATE_LINES = 3000  # template matching reads at most the last this many failure lines
+
+
+def templates_of(kb: KnowledgeBase) -> list[tuple[Signature, tuple[str, ...]]]:
+    """Each signature's message templates: its own `match.templates`, else the ones derived from its sample
+    log into knowledge/templates.toml (tools/derive_templates.py)."""
+    derived = table("templates").get("templates", {})
+    found = [(s, tuple(s.match.templates or derived.get(s.id, ()))) for s in kb.signatures]
+    return [(s, t) for s, t in found if t]
+
+
+_WHOLE_ENDINGS = (".", "!", "?", ")", "]", "}", '"', "'")
+
+
+def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: int, record_lines: frozenset[int]) -> list[Claim]:
+    """The signature whose message template a failure line resembles best, when it resembles one enough.
+    The input's last line may be cut short (a paste that stops mid-line): it is compared with each
+    template's head too."""
+    templated, holders = kb.template_index
+    failure_lines = [i for i, line in enumerate(retained) if reads_as_failure(line.text)][-TEMPLATE_LINES:]
+    claims = []
+    for index in failure_lines:
+        end_line, text = _block(retained, index, record_lines)
+        line_tokens = tokens(text)
+        # A line that ends a sentence or a bracket was not cut: it is a whole message of its own.
+        cut = end_line == last_line and not text.rstrip().endswith(_WHOLE_ENDINGS)
+        score_of = cut_resemblance if cut else resemblance
+        candidates = range(len(templated)) if cut else sorted({n for t in line_tokens for n in holders.get(t, ())})
+        best: tuple[float, tuple[int, ...], Signature] | None = None
+        for signature, templates in (templated[n] for n in candidates):
+            score = max(max(resemblance(t, line_tokens), score_of(t, line_tokens)) for t in templates)
+            if score < THRESHOLD:
+                continue
+            # the closer resemblance wins; at equal resemblance, the signature first in recognition order
+            order = (-score, kb.order.rank(signature))
+            if best is None or order < (-best[0], best[1]):
+                best = (score, order[1], signature)
+        if best is not None:
+            claims.append(Claim(best[2], retained[index].line, end_line, text, how="template", resemblance=best[0]))
+    return claims
+
+
+def template_index(kb: KnowledgeBase) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, set[int]]]:
+    """templates_of(kb) and their holders (KnowledgeBase.template_index keeps them: built once per catalogue)."""
+    templated = templates_of(kb)
+    return templated, _template_holders(templated)
+
+
+def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, set[int]]:
+    """token -> the signatures (by position) a line with that token may resemble. A template is held by its
+    heaviest tokens until they weigh more than (1 - THRESHOLD) of it: a line with none of them shows less than
+    THRESHOLD of the template, so only the signatures holding one of a line's tokens are scored (a log with
+    thousands of error lines is not compared with every template)."""
+    # Of equally heavy tokens the rarest go first: "failed" would make every line with it a candidate.
+    frequency = Counter(token for _, templates in templated for t in templates for token, _ in template_tokens(t))
+    holders: dict[str, set[int]] = {}
+    for number, (_, templates) in enumerate(templated):
+        for template in templates:
+            wanted = sorted(template_tokens(template), key=lambda token_weight: (-token_weight[1], frequency[token_weight[0]]))
+            total = sum(weight for _, weight in wanted)
+            covered = 0.0
+            for token, weight in wanted:
+                holders.setdefault(token, set()).add(number)
+                covered += weight
+                if total - covered < THRESHOLD * total - 1e-9:  # what is left cannot reach THRESHOLD, rounding aside
+                    break
+    return holders
+
+
+def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:
+    by_line = {line.line: i for i, line in enumerate(retained)}
+    claims = []
+    for status_signatures, records, key in (
+        (kb.by_status, log.nrt_statuses, lambda s, r: r.name in s.match.nrt_statuses),
+        (kb.by_exit_code, log.exits, lambda s, r: r.code in s.match.exit_codes),
+    ):
+        for record in records:
+            for signature in status_signatures:
+                if key(signature, record):
+                    index = by_line.get(record.line)
+                    end_line, text = _block(retained, index, record_lines) if index is not None else (record.line, "")
+                    claims.append(Claim(signature, record.line, end_line, text, how="status"))
+                    break
+    return claims
+
+
+# At equal tier and specificity, what the input printed (a code, then a status) beats wording; templates come last.
+HOW_RANK = {"code": 0, "status": 1, "pattern": 2, "template": 3}
+
+
+def _printed_facts(log: ParsedLog) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+    codes: dict[int, set[str]] = {}
+    for diagnostic in log.diagnostics:
+        codes.setdefault(diagnostic.line, set()).add(diagnostic.code.upper())
+    statuses: dict[int, set[str]] = {}
+    for status in log.nrt_statuses:
+        if status.name:
+            statuses.setdefault(status.line, set()).add(status.name)
+    return codes, statuses
+
+
+def _contradicted(claim: Claim, codes: dict[int, set[str]], statuses: dict[int, set[str]]) -> bool:
+    """A wording claim on a line whose printed code or status names another failure: the printed fact wins."""
+    if claim.how in ("code", "status"):
+        return False
+    match_spec = claim.signature.match
+    known = {code_key(c) for c in [*match_spec.codes, *claim.signature.aliases, *filter(None, [claim.signature.code])]}
+    printed = {code_key(c) for c in codes.get(claim.line, ())}
+    if known and printed and not known & printed:
+        return True
+    shown = statuses.get(claim.line, set())
+    return bool(match_spec.nrt_statuses and shown and not shown & set(match_spec.nrt_statuses))
+
+
+def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
+    """Accepted claims in recognition order; a later claim overlapping another signature's is dropped."""
+    codes, statuses = _printed_facts(log)
+    below_error = log.below_error_lines()
+    record_lines = frozenset(e.line for e in log.events if e.producer == "runtime")  # one line each
+    candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained, record_lines)
+                              + _status_claims(kb, log, retained, record_lines)
+                              + _template_claims(kb, retained, log.total_lines, record_lines))
+                  if not _contradicted(c, codes, statuses)
+                  and (c.signature.match.claims_warnings or c.line not in below_error)]
+    # A wording claim that contradicts a printed fact is gone already; of the rest the signature first in
+    # recognition order (tier, then specificity) wins; at equal rank what the input printed (a code, then a
+    # status) beats wording, and then the earlier line (a cause is printed before its symptoms).
+    # A template claim (resemblance, not a match) only takes lines no match claimed.
+    candidates.sort(key=lambda c: (c.how == "template", kb.order.rank(c.signature), HOW_RANK[c.how], c.line))
+    accepted: list[Claim] = []
+    holder: dict[int, str] = {}  # line -> the signature whose accepted claims cover it (one, by construction)
+    starts: set[int] = set()  # first lines of accepted claims
+    for claim in candidates:
+        lines = range(claim.line, claim.end_line + 1)
+        if any(holder.get(n, claim.signature.id) != claim.signature.id for n in lines):
+            continue
+        if claim.line in starts:
+            continue  # the same signature already holds this line
+        accepted.append(claim)
+        starts.add(claim.line)
+        holder.update(dict.fromkeys(lines, claim.signature.id))
+    return accepted

@@ -1,0 +1,69 @@
+"""Message templates: a signature's message with its run-specific parts masked, matched by weighted token
+containment instead of one regex, so the same failure printed without its code, with an extra detail key,
+re-wrapped or re-cased, is still recognised (at a lower confidence than a printed code).
+
+A template's tokens are the words of the masked message. Anchor tokens (identifiers with `_` or inner
+capitals, env vars, flags, API and pass names) weigh more than prose words: they change far more slowly
+between releases and rarely occur by chance. A line matches when the weight of the template tokens it
+contains reaches THRESHOLD of the template's total weight.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from nforensics.masking import mask
+
+THRESHOLD = 0.8
+MIN_TOKENS = 5  # shorter templates are too generic to recognise anything by resemblance
+ANCHOR_WEIGHT = 3.0
+CUT_HEAD_SHARE = 0.4  # a line cut short must still show this share of the template's weight
+_TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*[A-Za-z0-9_]|[A-Za-z]{3,}")
+_STOPWORDS = frozenset(
+    "the and for with was were are not but this that from into has have had been its can may will would "
+    "should than then there which when where while please see more also use using".split()
+)
+
+
+def _is_anchor(token: str) -> bool:
+    return "_" in token or token.startswith("-") or "." in token or any(c.isupper() for c in token[1:])
+
+
+def tokens(text: str) -> dict[str, float]:
+    """Weighted content tokens of a message after masking (lower-cased keys)."""
+    weights: dict[str, float] = {}
+    for token in _TOKEN.findall(mask(text)):
+        key = token.lower().strip(".")
+        if len(key) < 3 or key in _STOPWORDS or key.startswith("<"):
+            continue
+        weights[key] = max(weights.get(key, 0.0), ANCHOR_WEIGHT if _is_anchor(token) else 1.0)
+    return weights
+
+
+@cache
+def template_tokens(template: str) -> tuple[tuple[str, float], ...]:
+    return tuple(tokens(template).items())
+
+
+def resemblance(template: str, line_tokens: dict[str, float]) -> float:
+    """The share of the template's token weight found in the line (0 when the template is too short)."""
+    wanted = template_tokens(template)
+    if len(wanted) < MIN_TOKENS:
+        return 0.0
+    total = sum(weight for _, weight in wanted)
+    return sum(weight for token, weight in wanted if token in line_tokens) / total
+
+
+def cut_resemblance(template: str, line_tokens: dict[str, float]) -> float:
+    """Resemblance of a line cut short (the last line of a paste that stops mid-line) to the head of the
+    template: the template up to the last of its tokens the line has, when that head is a real part of it."""
+    wanted = template_tokens(template)
+    found = [i for i, (token, _) in enumerate(wanted) if token in line_tokens]
+    if len(wanted) < MIN_TOKENS or not found:
+        return 0.0
+    head = wanted[: found[-1] + 1]
+    head_weight = sum(weight for _, weight in head)
+    if len(head) < MIN_TOKENS or head_weight < CUT_HEAD_SHARE * sum(weight for _, weight in wanted):
+        return 0.0
+    return sum(weight for token, weight in head if token in line_tokens) / head_weight

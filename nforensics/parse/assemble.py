@@ -1,0 +1,280 @@
+"""Turn numbered lines into records: one streaming pass, bounded memory.
+
+Each physical line is split where several runtime records run together, stripped of outer wrappers
+(Ray, Python logging, CloudWatch, ...) and classified by the producer grammars. Multi-line constructs
+(a coded message over several lines, the ICE banner, a BIR verifier block, a traceback, the NRT
+"cut here" block) are assembled by small open-block states. Lines that cannot matter are only counted.
+
+The assembler is put together from one reader per responsibility: normalise.py undoes JSON, ANSI, folding
+and prefixes; gates.py decides which parsers a line reaches; messages.py reads records inside a message;
+blocks.py the compiler's multi-line blocks and the NRT infodump; tracebacks.py tracebacks and stacks;
+state.py holds what they share. This module runs the pass and dispatches each producer line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from nforensics.parse.blocks import BlockReader
+from nforensics.parse.gates import (
+    compiler_block_starts,
+    daemon_head,
+    environment_starts,
+    is_candidate,
+    is_quiet,
+    maybe_traceback,
+    maybe_untimed_compiler,
+    maybe_untimed_framework,
+    maybe_untimed_runtime,
+    timestamped_grammars,
+)
+from nforensics.parse.rewrap import rejoined
+from nforensics.parse.grammars import parse
+from nforensics.parse.messages import COMPILE_END
+from nforensics.parse.normalise import GLUED_PROGRESS, MARKDOWN_BOLD, NRT_RECORD_START, unescaped, unfold_traceback, unwrap
+from nforensics.parse.shapes import CutMark, ProducerLine
+from nforensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_RETAINED, MAX_SKELETONS, UNGATED_LINES, WAIT_REPEATS
+from nforensics.parse.tracebacks import TracebackReader
+from nforensics.records import ERROR_LEVELS, ParsedLog, ProcessOutcome, SourceLine
+
+_API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
+_DIGITS = re.compile(r"\d+")
+
+
+class _Assembler(BlockReader, TracebackReader):
+    """One pass over the lines: normalise each, gate it, hand it to the producer grammars and the readers."""
+
+    def feed(self, number: int, raw: str) -> None:
+        self.last_line = number
+        pieces = unescaped(raw)
+        if len(pieces) == 1 and raw.count(' File "') > 1:
+            pieces = unfold_traceback(raw)
+        # A line that decoded to one line of text is kept as that text; one that held several (a notebook's
+        # stream or a JSON log record with its newlines escaped) keeps each as a line of its own under the
+        # one line number, so that words of different lines never meet as if printed together.
+        for index, piece in enumerate(pieces):
+            if len(pieces) > 1 and len(self.piece_order) < MAX_RETAINED:
+                self.piece_order.setdefault((number, piece), index)
+            segments = NRT_RECORD_START.split(piece) if piece.count(":") > 6 else [piece]
+            for segment in segments:
+                shown = piece if len(pieces) > 1 else pieces[0]
+                if segment.startswith(".."):
+                    segment = GLUED_PROGRESS.sub("", segment)
+                self._feed_segment(number, shown, segment)
+
+    def _feed_segment(self, number: int, raw: str, segment: str) -> None:
+        if not segment.strip():
+            self.open_diagnostic = None
+            self.ice_field = None if self.ice_field != "Error message" else self.ice_field
+            return
+        self.last_text = number
+        self.tail.append((number, segment))
+        if "aiting" in segment:  # a polling loop prints the same line, its counters and clock aside
+            shape = _DIGITS.sub("", segment)
+            self.waiting = (shape, self.waiting[1] + 1 if self.waiting and self.waiting[0] == shape else 1)
+        # A Go frame's function call sits on the line between two path lines.
+        if self.open_stack is not None and number > self.open_stack.end_line + (2 if self.open_stack.syntax == "go" else 1):
+            self.open_stack = None
+        block_open = self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
+        gated = number > UNGATED_LINES
+        if not block_open and (is_quiet(segment) or gated and not is_candidate(segment)):
+            if self.context_left:
+                # Detail lines right under an error (`Exception PC: 0x...`) carry no failure word of their own.
+                self.context_left -= 1
+                self._remember_recent(number, raw)
+            return
+        skeleton = _DIGITS.sub("", segment) if not block_open else None
+        if skeleton is not None and skeleton in self.uneventful:
+            # The same shape as an earlier line that yielded no record (a flood of one warning): keep the
+            # line for patterns, skip the parsers; it was printed at the level that line was.
+            self._remember_recent(number, raw)
+            level = self.uneventful[skeleton]
+            if level is not None and level.upper() not in ERROR_LEVELS:
+                self.repeated_below_error.append(number)
+            return
+        before = self._record_count()
+        body, wrapper_level = unwrap(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
+        if body.startswith("**") and (bold := MARKDOWN_BOLD.match(body)):
+            body = bold.group(1)
+        if self.frame_awaiting_code is not None:
+            self._frame_code(body)
+        if self._classify(number, body):
+            self._retain(number, raw)
+            self.context_left = CONTEXT_LINES
+        elif block_open and self._continue_block(number, body):
+            self._retain(number, raw)
+        else:
+            self._remember_recent(number, raw)
+        if wrapper_level and body.strip() and not block_open and self._record_count() == before:
+            # The line's own producer printed no level the grammars read, but its logger's prefix gave one:
+            # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error.
+            self._event(number, ProducerLine("framework", body, level=wrapper_level))
+        if skeleton is not None and self._record_count() == before and len(self.uneventful) < MAX_SKELETONS:
+            event = self.log.events[-1] if self.log.events and self.log.events[-1].line == number else None
+            self.uneventful[skeleton] = event.level if event is not None else None
+
+    def _remember_recent(self, number: int, raw: str) -> None:
+        if not self.recent or self.recent[-1] != (number, raw):
+            self.recent.append((number, raw))
+
+    def _record_count(self) -> int:
+        log = self.log
+        return (len(log.diagnostics) + len(log.nrt_statuses) + len(log.exits) + len(log.invocations) + len(log.ice)
+                + len(log.bir) + len(log.tracebacks) + len(log.environment.lines) + self.in_cut_here
+                + len(log.stacks) + len(log.outcomes) + len(log.api_calls) + self.resolver_steps
+                + bool(self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback))
+
+    def _classify(self, number: int, body: str) -> bool:
+        """Recognise the line's producer; True when the line carried something worth keeping."""
+        warned, self.warned = self.warned, None
+        if warned is not None and body.startswith("  ") and not maybe_traceback(body):
+            # Python's warnings module prints the source line that warned under the warning, indented: it is
+            # the warning's (`  warnings.warn(f"Warning: {error}")` is no error of its own).
+            self._event(number, warned._replace(message=body.strip()))
+            return False
+        if body[:1].isdigit() or body.startswith("NRT:") or daemon_head().match(body):
+            for grammar in timestamped_grammars(body):
+                line = parse(grammar, body)
+                if line is not None:
+                    return self._producer_line(number, line)
+        line = parse("traceback", body.strip()) if maybe_traceback(body) else None
+        if line is not None:
+            return self._traceback_line(number, line)
+        start = body.lstrip()
+        if start.startswith(compiler_block_starts()) and (line := parse("compiler", body)) is not None:
+            return self._producer_line(number, line)
+        if maybe_untimed_runtime(start) and (line := parse("runtime", start)) is not None:
+            return self._producer_line(number, line)
+        if maybe_untimed_compiler(start) and (line := parse("compiler", start)) is not None:
+            return self._producer_line(number, line)
+        if maybe_untimed_framework(body) and (line := parse("framework", body)) is not None:
+            return self._producer_line(number, line)
+        if start.startswith(environment_starts()) and self._environment_line(number, body):
+            return True
+        return self._message(number, body, producer=None, level=None, component=None)
+
+    def _producer_line(self, number: int, line: object) -> bool:
+        match line:
+            case ProducerLine(producer="compiler"):
+                return self._compiler_line(number, line)
+            case ProducerLine(producer="runtime"):
+                self._event(number, line)
+                if self.in_cut_here:
+                    self._cut_here_field(number, line.message)
+                if line.message.startswith("API:") and line.function:  # the API trace names its API in the head
+                    return self._api_calls(number, f"{line.function} {line.message}")
+                return self._message(number, line.message, producer="runtime", level=line.level,
+                                     component=line.component)
+            case ProducerLine():
+                self._event(number, line)
+                if line.producer == "framework" and (line.component or "").endswith("Warning"):
+                    self.warned = line
+                return self._message(number, line.message, producer=line.producer, level=line.level,
+                                     component=line.component)
+            case CutMark(opens=opens):
+                self.in_cut_here = opens
+                return True
+        return self._compiler_block_line(number, line)
+
+    def _compiler_line(self, number: int, line: ProducerLine) -> bool:
+        text = line.message
+        # The driver prefixes every line of a banner, block or crash traceback: read the message as a
+        # line of its own.
+        if maybe_traceback(text) and (frame := parse("traceback", text.strip())) is not None:
+            read = self._traceback_line(number, frame)
+            if self.open_traceback is not None:
+                self.open_traceback.printed_by = "compiler"
+            return read
+        inner = parse("compiler", text) if text else None
+        if inner is not None and self._compiler_block_line(number, inner, from_compiler=True):
+            if (line.level or "").upper() in ERROR_LEVELS:  # the ICE banner reports an error too
+                self.last_error = number
+            return True
+        if self.open_ice and line.level is not None:  # a driver record, not a bare timing line
+            if self._continue_block(number, text):
+                return True
+        self._event(number, line)
+        return self._message(number, text, producer="compiler", level=line.level, component=line.component)
+
+    def _event(self, number: int, line: ProducerLine) -> None:
+        if (line.level or "").upper() in ERROR_LEVELS:
+            self.last_error = number
+        self._add(self.log.events, line.event(number))
+
+    def _hangs(self) -> None:
+        """A log that ends inside an operation it opened, with no error after it, hung there (or was cut)."""
+        near_end = self.last_text - HANG_TAIL
+        opened = [(line, _api_operation(api)) for api, line in self.open_apis.items()]
+        if self.open_compile is not None:
+            opened.append((self.open_compile, "compile"))
+        elif self.last_error < max(near_end, 1) and (progress := self._compiler_still_talking()) is not None:
+            # (Progress right after an error, such as the ICE banner's own USER lines, is a compile dying.)
+            opened.append((progress, "compile"))
+        if self.resolving is not None:
+            opened.append((self.resolving, "resolve"))
+        if self.waiting and self.waiting[1] >= WAIT_REPEATS and _DIGITS.sub("", self.tail[-1][1]) == self.waiting[0]:
+            opened.append((self.tail[-1][0], "wait"))  # the log ends in a loop still waiting for something
+        for line, operation in sorted(opened, reverse=True)[:1]:
+            if line >= near_end and line > self.last_error:
+                self._add(self.log.outcomes, ProcessOutcome.model_construct(
+                    line=line, kind="hang", text=f"the log ends inside {operation}", operation=operation))
+
+    def _compiler_still_talking(self) -> int | None:
+        """The line where the log stops in the compiler's own progress output (a compiler log record below
+        error level, neuron-cc's progress dots) with no end of the compile after it, although no line said
+        that a compile started: the compile had not finished where the log ends. A last line of a few
+        characters that begins like the line before it (`INFO:Ne`) is a paste cut mid-line: that line says
+        where the log ends."""
+        tail = list(self.tail)
+        last = tail[-1][1].strip() if tail else ""
+        if len(tail) == 2 and len(last) < CUT_LINE and " " not in last and tail[0][1].strip().startswith(last):
+            tail.pop()
+        if not tail:
+            return None
+        number, segment = tail[-1]
+        body = unwrap(segment.strip()).line
+        if COMPILE_END.search(body):
+            return None
+        if set(body) == {"."}:
+            return number
+        line = parse("compiler", body) if body[:1].isdigit() else None
+        below_error = (isinstance(line, ProducerLine) and line.level is not None
+                       and line.level.upper() not in ERROR_LEVELS)
+        return number if below_error else None
+
+    def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
+        self._hangs()
+        # neuronx-cc names the failing pass's file and then each folder above it: one `root = ...` line alone
+        # is a setting someone printed (a dataset root), not that chain.
+        self.log.stacks[:] = [s for s in self.log.stacks if s.syntax != "root" or s.end_line > s.line]
+        self._drop_retyped_codes()
+        # A run stopped by hand and then started again, failing: the interrupt is history, not the outcome.
+        self.log.outcomes[:] = [o for o in self.log.outcomes if o.kind != "interrupted" or o.line >= self.last_error]
+        self.log.repeated_below_error = list(self.repeated_below_error)
+        self.log.total_lines = self.last_line
+        # (One line number may hold several lines of text, decoded from one physical line, in their order.)
+        kept = {(line.line, line.text): line for line in self.retained}
+        for number, raw in self.recent:
+            kept.setdefault((number, raw), SourceLine.model_construct(line=number, text=raw))
+        return self.log, [kept[key] for key in sorted(kept, key=lambda key: (key[0], self.piece_order.get(key, 0)))]
+
+    def _drop_retyped_codes(self) -> None:
+        """A code without its brackets counts while it is all the log has; where the tool printed its own
+        bracketed diagnostics, an unbracketed code is a mention (a summary, a wrapper quoting, a user's note)."""
+        diagnostics = self.log.diagnostics
+        if self.unbracketed_codes and any(d.line not in self.unbracketed_codes for d in diagnostics):
+            diagnostics[:] = [d for d in diagnostics if d.line not in self.unbracketed_codes]
+
+
+def _api_operation(api: str) -> str:
+    return next((operation for word, operation in _API_OPERATIONS if word in api), "execute")
+
+
+def assemble(source: str, lines: Iterable[tuple[int, str]]) -> tuple[ParsedLog, list[SourceLine]]:
+    """Parse numbered lines into a ParsedLog plus the retained lines (for patterns and evidence); lines a
+    terminal hard-wrapped are joined first (nforensics/parse/rewrap.py)."""
+    assembler = _Assembler(source)
+    for number, raw in rejoined(lines):
+        assembler.feed(number, raw)
+    return assembler.finish()

@@ -1,0 +1,121 @@
+"""The cheap tests that decide which parsers a line reaches: performance gates and dispatch, not shapes.
+
+A big log is mostly chatter. Plain substring tests (C speed) reject a line that cannot matter before any
+lark parser runs, and the first characters of a line pick the grammars that can own it. The words a plain
+line must start with are read off the grammars (nforensics/parse/literals.py); the candidate words below are
+wider than any grammar (they also admit lines only a signature's pattern reads).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from nforensics.parse.grammars import terminal_regex
+from nforensics.parse.literals import first_words
+
+# Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
+# environment listing or a traceback, so it is counted and skipped without running any parser. Plain
+# substring tests run at C speed; one alternation regex over every line costs ~40 us a line.
+_CANDIDATE_WORDS = (
+    "ERR", "FATAL", "CRITICAL", "WARN", "USER", "NCC_", "Traceback", "File ", "rror", "xception", "XCEPTION",
+    "ail", "err:", "status", "euron", "torch", "transformers", "nki", "jax", "XLA_", "****", "===", "Reason:",
+    "Instruction:", "Opcode:", "--", "Killed", "ssert", "what()", "loc(", "ersion", "cut here", "cut to here",
+    "Signals", "exitcode", "nsupported", "not supported", "Could not", "imeout", "out-of-bound", "xlarge",
+    "CCOM", "TDRV", "NRT", "Access Pattern", "Offset:", "Memory Location", "Argument AP", "index:", "abnormally",
+    "terminated", "ot initialized", "DEVICE", "Cluster ID", "Instance ID", "Nodename", "Kernel:", "* ", "SG-",
+    "LoadActFuncSet", "tensorcopy", "core barrier", "LocalSendRecv", "os.environ", "export ", "compiler_args",
+    "bfloat16", "float32", "shape", "NEURON", "EFA", "FI_", "ENC:", "nd0", "nd1", "skipped", "root = ",
+)
+_CANDIDATE_SHAPES = re.compile(r"\[[A-Z]{3}\d{3}\]|\[F1\d\d\]")
+
+
+def is_candidate(segment: str) -> bool:
+    return any(word in segment for word in _CANDIDATE_WORDS) or _CANDIDATE_SHAPES.search(segment) is not None
+
+
+@cache
+def daemon_head() -> re.Pattern[str]:
+    """The inf1 neuron-rtd daemon's `[NMGR:kmgr_create_eg] ...` / `[hal] ...` head, built from
+    grammars/runtime.lark's own DAEMON_HEAD terminal so the dispatch cannot drift from the grammar."""
+    return re.compile(rf"\[(?:{terminal_regex('runtime', 'DAEMON_HEAD')})\] ")
+
+# Levelled chatter (INFO/DEBUG/TRACE) is most of a big log; only these words make such a line matter.
+_QUIET_LEVELS = (" INFO ", " DEBUG ", " TRACE ", "[INFO]", "[DEBUG]", " INFO\t")
+_QUIET_BUT_KEEP = (
+    "exitcode", "cmd:", "ompiler version", "ail", "rror", "status", "cut here", "cut to here", "infodump",
+    "Total ", "uccessful", "Artifacts stored", "Diagnostic logs", "NEURON_", "XLA_", "--target", "ersion",
+    "Instance ID", "Nodename", "lags", "ompil", "retr", "illed", "imeout", "exit", "API:",
+)
+
+
+def is_quiet(segment: str) -> bool:
+    head = segment[:72]
+    return any(level in head for level in _QUIET_LEVELS) and not any(word in segment for word in _QUIET_BUT_KEEP)
+
+
+# Dispatch, not shapes: plain lines (no timestamp) reach these grammars' alternatives only when they start
+# with one of the words those alternatives start with, read off the grammars (nforensics/parse/literals.py).
+_COMPILER_BLOCKS = ("ice_border", "ice_title", "ice_field", "bir_header", "bir_field", "bir_instruction", "sg_error")
+_ENVIRONMENT_LINES = ("apt_line", "pip_line", "freeze_line", "cc_version", "env_assign", "setenv_call")
+
+
+@cache
+def compiler_block_starts() -> tuple[str, ...]:
+    """`Error class:`, `what(): === BIR verification failed ===`, `SG-ERROR:` ...: compiler.lark's block lines."""
+    return first_words("compiler", _COMPILER_BLOCKS) or ("",)  # ("",): an alternative could start anywhere
+
+
+@cache
+def environment_starts() -> tuple[str, ...]:
+    """`neuronx-cc 2.24...`, `export NEURON_CC_FLAGS=...`, `os.environ[...]`: environment.lark's listings."""
+    return first_words("environment", _ENVIRONMENT_LINES) or ("",)
+
+
+@cache
+def _untimed_runtime_head() -> re.Pattern[str]:
+    """`ERROR  TDRV:` from runtime.lark's own LEVEL and RUNTIME_MODULE terminals (like daemon_head)."""
+    return re.compile(rf"(?:{terminal_regex('runtime', 'LEVEL')})[ \t]+(?:{terminal_regex('runtime', 'RUNTIME_MODULE')}):")
+
+
+def maybe_untimed_runtime(body: str) -> bool:
+    """An NRT record copied without its timestamp and pid:tid: `ERROR  TDRV:tdrv_init ...`."""
+    return body[:1].isupper() and _untimed_runtime_head().match(body) is not None
+
+
+@cache
+def _untimed_compiler_head() -> re.Pattern[str]:
+    """`ERROR 40712 [neuronx-cc]:` from compiler.lark's own LEVEL terminal: a level, a pid, a component."""
+    return re.compile(rf"(?:{terminal_regex('compiler', 'LEVEL')}) \d+ (?:\d+ )?(?:\(sg\d+\) )?\[")
+
+
+def maybe_untimed_compiler(body: str) -> bool:
+    """A neuronx-cc driver line copied without its timestamp: `ERROR 40712 [sg0000/Tensorizer/...]: ...`."""
+    return body[:1].isupper() and _untimed_compiler_head().match(body) is not None
+
+
+def maybe_untimed_framework(body: str) -> bool:
+    """glog `F hilo/x.cc:160] ...`, glog's own header `F0501 10:00:00.123456 1234 x.cc:226] ...`, logrus
+    `ERRO[0000] ...`, or Python's warnings module `/x/y.py:102: UserWarning: ...`."""
+    return (body[:1] in "IWEF" and (body[1:2] == " " or body[1:5].isdigit() and body[5:6] == " ") or body[4:5] == "["
+            or ".py:" in body and "Warning: " in body)
+
+
+def timestamped_grammars(body: str) -> tuple[str, ...]:
+    """Which producers can own a line that starts with a digit, by where its timestamp puts its marks:
+    NRT `2024-Jun-26 ...`, compiler `2024-08-15T14:51:41Z` / `06/16/2021 ...`, wrapper `2024-04-12 07:...`."""
+    if body.startswith(("NRT:", "[")) or body[5:6].isalpha():
+        return ("runtime",)
+    if body[10:11] == "T" or body[2:3] == "/":
+        return ("compiler",)
+    if body[10:11] == " ":
+        return ("framework",)
+    return ("runtime", "compiler", "framework")
+
+
+def maybe_traceback(body: str) -> bool:
+    text = body.lstrip()
+    return (text.startswith(("Traceback", "File ", "Cell In", "#")) or "Error" in text[:80] or "Exception" in text[:80]
+            or "Interrupt" in text[:80] or "StopIteration" in text[:80] or "SystemExit" in text[:80]
+            or "Traceback" in text or text[:1].isdigit() and "# " in text[:6] or ".py(" in text or ".go:" in text
+            or "root = " in text[:12])

@@ -1,0 +1,218 @@
+"""The words a line must contain (or start with) for a grammar's rules to parse it, read off the grammar.
+
+Running a lark parser on every line of a big log costs tens of microseconds a line; a plain substring test
+costs nanoseconds. `may_parse(grammar, start, text)` is such a test, and it is derived, not kept by hand:
+for every alternative of the start rule, one set of words is necessary (the text cannot parse without one
+of them), found by walking the terminals' regular expressions (literal runs, the branches of an
+alternation, repeats taken at least once, positive lookarounds). A test that is only ever a necessary
+condition can make a line skip a parser that would have failed anyway, never one that would have matched,
+and it follows the grammar when the grammar changes. `first_words(grammar, rules)` is the same for where a
+line starts: the words one of which begins every line those rules parse (the dispatch of plain lines).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lark import Lark
+from lark.grammar import NonTerminal, Terminal
+from lark.lexer import PatternStr
+
+from nforensics.parse.grammars import parser
+
+if sys.version_info >= (3, 11):
+    from re import _constants as sre_constants
+    from re import _parser as sre_parse
+else:  # Python 3.10 names the regex parser's modules this way
+    import sre_constants
+    import sre_parse
+
+
+@dataclass(frozen=True)
+class Words:
+    """Any one of these must occur in the text: `exact` as spelled, `folded` in the lower-cased text."""
+
+    exact: frozenset[str] = frozenset()
+    folded: frozenset[str] = frozenset()
+
+    def __or__(self, other: Words) -> Words:
+        return Words(_shortest(self.exact | other.exact), _shortest(self.folded | other.folded))
+
+    def strength(self) -> tuple[int, int]:
+        """Shorter words and more of them let more lines through: the longest shortest word wins, then fewer."""
+        every = self.exact | self.folded
+        return (min(map(len, every)), -len(every))
+
+    def found_in(self, text: str) -> bool:
+        return any(word in text for word in self.exact) or (
+            bool(self.folded) and any(word in text.lower() for word in self.folded))
+
+
+def _shortest(words: frozenset[str]) -> frozenset[str]:
+    """Without the words that contain another of the set: a text with the longer one has the shorter too."""
+    return frozenset(w for w in words if not any(v != w and v in w for v in words))
+
+
+def _strongest(candidates: list[Words]) -> Words | None:
+    return max(candidates, key=Words.strength, default=None)
+
+
+def _pattern_words(items: Any, folded: bool) -> Words | None:
+    """Necessary words of one parsed regex sequence (sre_parse's SubPattern), or None when it needs none."""
+    candidates: list[Words] = []
+    run: list[str] = []
+
+    def close_run() -> None:
+        if run:
+            word = "".join(run)
+            candidates.append(Words(folded=frozenset([word.lower()])) if folded else Words(exact=frozenset([word])))
+            run.clear()
+
+    for op, arg in items:
+        if op is sre_constants.LITERAL:
+            run.append(chr(arg))
+            continue
+        close_run()
+        if op is sre_constants.SUBPATTERN:
+            _group, add_flags, del_flags, inner = arg
+            inner_folded = (folded or bool(add_flags & sre_constants.SRE_FLAG_IGNORECASE)) and not (
+                del_flags & sre_constants.SRE_FLAG_IGNORECASE)
+            found = _pattern_words(inner, inner_folded)
+        elif op is sre_constants.BRANCH:
+            branches = [_pattern_words(branch, folded) for branch in arg[1]]
+            found = None if any(b is None for b in branches) else _union(branches)  # type: ignore[arg-type]
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and arg[0] >= 1:
+            found = _pattern_words(arg[2], folded)
+        elif op is sre_constants.ASSERT:  # a positive lookahead or lookbehind: its text is there too
+            found = _pattern_words(arg[1], folded)
+        else:  # a class, any character, an anchor, a negative lookaround, an optional repeat: no word
+            found = None
+        if found is not None:
+            candidates.append(found)
+    close_run()
+    return _strongest(candidates)
+
+
+def _pattern_prefixes(items: Any) -> frozenset[str] | None:
+    """The words every match of a parsed regex sequence starts with (one of them), or None when unknown."""
+    run: list[str] = []
+    for op, arg in items:
+        if op is sre_constants.LITERAL:
+            run.append(chr(arg))
+            continue
+        if run:
+            break
+        if op is sre_constants.MAX_REPEAT and arg[0] == 0 and _is_space(arg[2]):
+            continue  # leading spaces: the callers strip them
+        if op is sre_constants.SUBPATTERN and not arg[1] & sre_constants.SRE_FLAG_IGNORECASE:
+            return _pattern_prefixes(arg[3])
+        if op is sre_constants.BRANCH:
+            branches = [_pattern_prefixes(branch) for branch in arg[1]]
+            return None if any(b is None for b in branches) else frozenset().union(*branches)  # type: ignore[arg-type]
+        if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and arg[0] >= 1:
+            return _pattern_prefixes(arg[2])
+        return None
+    return frozenset(["".join(run)]) if run else None
+
+
+def _is_space(items: Any) -> bool:
+    return list(items) in ([(sre_constants.IN, [(sre_constants.CATEGORY, sre_constants.CATEGORY_SPACE)])],
+                           [(sre_constants.LITERAL, ord(" "))])
+
+
+def _first_of(words: frozenset[str]) -> tuple[str, ...]:
+    """Without the words that start with another of the set: a line starting with the longer starts with both."""
+    return tuple(sorted(w for w in words if not any(v != w and w.startswith(v) for v in words)))
+
+
+def _union(parts: list[Words]) -> Words:
+    joined = Words()
+    for part in parts:
+        joined = joined | part
+    return joined
+
+
+def regex_words(pattern: str, folded: bool = False) -> Words | None:
+    """Words one of which any text `pattern` matches contains (None: the pattern needs no particular word)."""
+    parsed = sre_parse.parse(pattern)
+    return _pattern_words(parsed, folded or bool(parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE))
+
+
+class _GrammarWords:
+    def __init__(self, grammar: Lark) -> None:
+        self.rules: dict[str, list[Any]] = {}
+        for rule in grammar.rules:
+            self.rules.setdefault(rule.origin.name, []).append(rule.expansion)
+        self.terminals = {t.name: t for t in grammar.terminals}
+        self.visiting: set[str] = set()
+
+    @cache  # noqa: B019 - one instance per grammar, kept for the process (see _words_of)
+    def symbol(self, name: str, is_terminal: bool) -> Words | None:
+        if is_terminal:
+            pattern = self.terminals[name].pattern
+            if isinstance(pattern, PatternStr):
+                value = pattern.value
+                return Words(folded=frozenset([value.lower()])) if "i" in pattern.flags else Words(exact=frozenset([value]))
+            return regex_words(pattern.to_regexp(), "i" in pattern.flags)
+        if name in self.visiting:  # a recursive rule: nothing is known to be necessary through it
+            return None
+        self.visiting.add(name)
+        try:
+            alternatives = [self.expansion(expansion) for expansion in self.rules.get(name, [])]
+        finally:
+            self.visiting.discard(name)
+        return None if not alternatives or any(a is None for a in alternatives) else _union(alternatives)  # type: ignore[arg-type]
+
+    def prefixes(self, name: str, is_terminal: bool, skip: frozenset[str]) -> frozenset[str] | None:
+        if is_terminal:
+            pattern = self.terminals[name].pattern
+            if "i" in pattern.flags:
+                return None
+            if isinstance(pattern, PatternStr):
+                return frozenset([pattern.value])
+            parsed = sre_parse.parse(pattern.to_regexp())
+            return None if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE else _pattern_prefixes(parsed)
+        if name in self.visiting:
+            return None
+        self.visiting.add(name)
+        try:
+            found = []
+            for expansion in self.rules.get(name, []):
+                first = next((s for s in expansion if s.name not in skip), None)
+                found.append(None if first is None else self.prefixes(first.name, isinstance(first, Terminal), skip))
+        finally:
+            self.visiting.discard(name)
+        return None if not found or any(f is None for f in found) else frozenset().union(*found)  # type: ignore[arg-type]
+
+    def expansion(self, symbols: list[Any]) -> Words | None:
+        found = [self.symbol(s.name, isinstance(s, Terminal)) for s in symbols if isinstance(s, (Terminal, NonTerminal))]
+        return _strongest([w for w in found if w is not None])
+
+
+@cache
+def _words_of(grammar: str) -> _GrammarWords:
+    return _GrammarWords(parser(grammar))
+
+
+@cache
+def start_words(grammar: str, start: str) -> Words | None:
+    """The necessary words of start rule `start` of grammar `grammar` (None: it can parse text with none)."""
+    return _words_of(grammar).symbol(start, False)
+
+
+@cache
+def first_words(grammar: str, rules: tuple[str, ...], skip: tuple[str, ...] = ("_SP",)) -> tuple[str, ...] | None:
+    """The words one of which every line that `rules` of `grammar` parse starts with (after the `skip`
+    terminals, leading spaces), for `str.startswith`; None when some alternative can start anywhere."""
+    words = _words_of(grammar)
+    found = [words.prefixes(rule, False, frozenset(skip)) for rule in rules]
+    return None if any(f is None for f in found) else _first_of(frozenset().union(*found))  # type: ignore[arg-type]
+
+
+def may_parse(grammar: str, start: str, text: str) -> bool:
+    """False only when `text` cannot parse as `start`: a quick test to run before the parser."""
+    words = start_words(grammar, start)
+    return words is None or words.found_in(text)

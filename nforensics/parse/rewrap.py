@@ -1,0 +1,93 @@
+"""Lines a terminal hard-wrapped at its width, joined again before anything reads them; and a paste that
+was indented as a whole (a Markdown code block, a quoted e-mail) set back to its own margin.
+
+A paste copied from a terminal (or a CI log viewer) breaks every long line at the window's width: a frame
+`File "neuronxcc/starfish/penguin/C` / `ompile.py", line 307`, a message `The number of instructions
+generated (11843392) exceeds the maxi` / `mum allowed per NEFF`. Such a paste shows its width: its longest
+lines all have exactly that length and each goes on in the next line, which an unwrapped log does not do
+(a message repeated with new timestamps can be as long, but the next line starts a record like it). When
+the first lines show a width, a line of exactly that length and the line after it are one line again,
+numbered by its first physical line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from itertools import chain, islice
+
+from nforensics.ingest import MAX_LINE_CHARS
+
+SAMPLE_LINES = 2000  # the lines that decide whether the input was wrapped, and at which width
+MIN_WIDTH = 60  # narrower "widths" are short lines of one shape (a column of numbers), not a terminal
+MIN_WRAPPED = 3  # lines of exactly the width: one or two is chance
+SHAPE_CHARS = 12  # the start of a line that says whether it begins a record like the line before
+
+
+# A banner padded to the terminal's width (pytest's `===== short test summary info =====`) ends a line; a row
+# of stars cut out of a longer line (the compiler's ICE banner behind its log prefix) does not start with one.
+_PADDED_RULE = re.compile(r"^([=_*#~-])\1\1.*\1\1\1$")
+
+
+def _shape(text: str) -> str:
+    """How a line starts, digits aside: a log's records start alike (`2024-Jun-02 04:05:36...  ERROR`)."""
+    return "".join("0" if c.isdigit() else c for c in text[:SHAPE_CHARS])
+
+
+def _continues(start: str, piece: str, following: str | None, width: int) -> bool:
+    """The line that starts with `start` was cut at the width after `piece` (its last piece so far), and
+    `following` is the rest of it: not a new record that starts like it (a message repeated with new
+    timestamps can be exactly as long as the width by itself)."""
+    if len(piece) != width or following is None or not following.strip() or _PADDED_RULE.search(piece):
+        return False
+    # An indented line is a line of its own (a frame, a source line), unless the cut fell inside a run of
+    # padding (an NRT record pads its function name to a column): then the spaces go on in the next line.
+    return _shape(following) != _shape(start) and (not following.startswith("  ") or piece.endswith(" "))
+
+
+def wrap_width(lines: list[str]) -> int | None:
+    """The width the lines were wrapped at, or None: the length of the longest lines, when at least
+    MIN_WRAPPED lines have exactly that length and go on in the line after them."""
+    width = max((len(line) for line in lines), default=0)
+    if width < MIN_WIDTH:
+        return None
+    wrapped = sum(_continues(line, line, following, width)
+                  for line, following in zip(lines, [*lines[1:], None], strict=True))
+    return width if wrapped >= MIN_WRAPPED else None
+
+
+def margin(lines: list[str]) -> str:
+    """The indentation every non-blank line shares ("" when one starts at the first column): a paste set
+    in a Markdown code block by four spaces, or quoted with a tab, whose own indentation comes after it."""
+    leads = [line[: len(line) - len(line.lstrip(" \t"))] for line in lines if line.strip()]
+    return os.path.commonprefix(leads) if leads else ""
+
+
+def rejoined(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """The numbered lines with hard-wrapped ones joined again (unchanged when the input was not wrapped),
+    and the margin the first lines all share removed from every line that has it."""
+    source = iter(lines)
+    head = list(islice(source, SAMPLE_LINES))
+    indent = margin([text for _, text in head])
+    if indent:
+        source = ((number, text[len(indent):] if text.startswith(indent) else text) for number, text in source)
+        head = [(number, text[len(indent):] if text.startswith(indent) else text) for number, text in head]
+    width = wrap_width([text.rstrip("\r\n") for _, text in head])
+    if width is None:
+        yield from chain(head, source)
+        return
+    pending: tuple[int, list[str]] | None = None  # the first line's number and the pieces joined so far
+    size = 0
+    for number, text in chain(head, source):
+        body = text.rstrip("\r\n")
+        if pending is not None:
+            # Joined lines are no longer than ingest lets one line be; past that the rest is a line of its own.
+            if size + len(body) <= MAX_LINE_CHARS and _continues(pending[1][0], pending[1][-1], body, width):
+                pending[1].append(body)
+                size += len(body)
+                continue
+            yield pending[0], "".join(pending[1])
+        pending, size = (number, [body]), len(body)
+    if pending is not None:
+        yield pending[0], "".join(pending[1])

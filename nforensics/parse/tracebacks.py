@@ -1,0 +1,92 @@
+"""Python and IPython tracebacks (frames, their source lines, the final exception) and the native, TorchScript
+and Go stacks printed beside them."""
+
+from __future__ import annotations
+
+from nforensics.linear_regex import compile_linear
+from nforensics.parse.messages import MessageReader
+from nforensics.parse.shapes import ExceptionLine, TracebackHeader
+from nforensics.records import Frame, ProcessOutcome, PythonTraceback, StackTrace
+
+# IPython's numbered source context under a frame; the arrow marks the line that failed.
+_IPYTHON_CONTEXT = compile_linear(r"^\s*(-+>)?\s*\d+\s(.*)$")
+
+
+class TracebackReader(MessageReader):
+    """Traceback headers, frames and their source lines, final exception lines and non-Python stacks."""
+
+    def _traceback_line(self, number: int, line: object) -> bool:
+        match line:
+            case TracebackHeader(exception=named):
+                traceback = self._open_traceback(number)
+                if named:
+                    # IPython names the exception in its header; a paste often stops before the final line.
+                    traceback.exception = named
+                    self.named_by_header = traceback
+            case Frame(syntax="python" | "ipython"):
+                line.line = number
+                traceback = self.open_traceback or self._open_traceback(number)
+                traceback.frames.append(line)
+                self.frame_awaiting_code = line
+                traceback.end_line = number
+            case Frame():
+                line.line = number
+                self._stack_frame(number, line)
+            case ExceptionLine():
+                self._exception_line(number, line)
+            case _:
+                return False
+        return True
+
+    def _exception_line(self, number: int, line: ExceptionLine) -> None:
+        """The final exception line: it closes the traceback (or stands alone, as pasted)."""
+        open_traceback = self.open_traceback
+        if open_traceback is None or open_traceback.exception is not None and open_traceback is not self.named_by_header:
+            open_traceback = self._open_traceback(number)
+        traceback = open_traceback
+        self.named_by_header = None
+        traceback.exception = line.name
+        traceback.message = line.message
+        traceback.end_line = number
+        if line.name == "KeyboardInterrupt":  # stopped by hand where the frames end, not failed there
+            self._add(self.log.outcomes, ProcessOutcome.model_construct(line=number, kind="interrupted", signal=2,
+                                                                        text=line.name))
+        else:
+            self.last_error = number
+        self._close_blocks()
+        # The exception's class says the message is a failure's (a code re-raised in it is printed, not mentioned).
+        self._message(number, f"{line.name}: {line.message}" if line.message else line.name, producer=None, level=None,
+                      component=None)
+
+    def _frame_code(self, body: str) -> None:
+        """The source line under a frame: Python prints it indented; IPython prints numbered context lines
+        and marks the failing one with an arrow (`---> 174 result = ...`)."""
+        frame = self.frame_awaiting_code
+        assert frame is not None
+        if frame.syntax == "python":
+            self.frame_awaiting_code = None
+            text = body.strip()
+            if body[:1].isspace() and text and not text.startswith(("File ", "^", "~")):
+                frame.code = text
+        elif (context := _IPYTHON_CONTEXT.match(body)) is None:
+            self.frame_awaiting_code = None
+        elif context.group(1):
+            frame.code = context.group(2).strip()
+            self.frame_awaiting_code = None
+
+    def _stack_frame(self, number: int, frame: Frame) -> None:
+        stack = self.open_stack
+        if stack is not None and stack.syntax == frame.syntax == "root":
+            stack.end_line = number  # the folders above the file that failed say nothing more
+            return
+        if stack is None or stack.syntax != frame.syntax:
+            stack = self.open_stack = StackTrace.model_construct(line=number, end_line=number, syntax=frame.syntax)
+            self._add(self.log.stacks, stack)
+        stack.frames.append(frame)
+        stack.end_line = number
+
+    def _open_traceback(self, number: int) -> PythonTraceback:
+        self._close_blocks()
+        self.open_traceback = PythonTraceback.model_construct(line=number, end_line=number)
+        self._add(self.log.tracebacks, self.open_traceback)
+        return self.open_traceback

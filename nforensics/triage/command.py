@@ -1,0 +1,96 @@
+"""The `nforensics triage` command: options in, the failure-group table out. Registered by nforensics/cli.py;
+it imports only typer at start, so `explain` pays nothing for it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, List, Optional
+
+import typer
+
+from nforensics.errors import InputError
+from nforensics.render.style import wants_color
+
+if TYPE_CHECKING:
+    from nforensics.render.triage import TriageReport
+
+
+def triage(
+    inputs: Annotated[List[str], typer.Argument(
+        help="Log files, folders (recursive, .gz included) and explain --format json files.")],
+    format: Annotated[str, typer.Option(
+        "--format", "-f", help="table, markdown, csv, json or parquet (parquet needs -o).")] = "table",
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here instead of standard output.")] = None,
+    since: Annotated[Optional[str], typer.Option(help="Label groups new / regressed / gone since this date.")] = None,
+    compare_release: Annotated[Optional[str], typer.Option(
+        help="OLD:NEW SDK releases, e.g. 2.22:2.24: label groups new / regressed / gone.")] = None,
+    store: Annotated[Optional[Path], typer.Option(
+        help="Folder of the triage store (default: nforensics' private cache folder).")] = None,
+    no_store: Annotated[bool, typer.Option("--no-store", help="Analyse every file; keep nothing.")] = False,
+    jobs: Annotated[Optional[int], typer.Option(
+        "--jobs", "-j", help="Processes analysing files (default: the cores).")] = None,
+    glob: Annotated[str, typer.Option(help="Which files to read inside folders, e.g. '*.log'.")] = "*",
+    no_redact: Annotated[bool, typer.Option(
+        "--no-redact", help="Do not mask keys, hosts and user names in titles.")] = False,
+) -> None:
+    """Failures across many runs: groups by fingerprint with count, share, first/last seen, versions, fixes."""
+    from nforensics.triage.frame import parse_comparison, runs_frame, triage_report
+    from nforensics.batch import default_jobs
+    from nforensics.triage.scan import scan, triage_files
+    from nforensics.triage.store import TriageStore, default_store_dir
+
+    _check_output(format, output)
+    comparison = parse_comparison(since, compare_release)
+    if jobs is not None and jobs < 1:
+        raise InputError("--jobs must be 1 or more")
+    paths, named = triage_files(inputs, glob)
+    folder = None if no_store else (store or default_store_dir())
+    opened = TriageStore(folder) if folder else None
+    try:
+        results, stats = scan(paths, store=opened, jobs=jobs or default_jobs(), redact=not no_redact)
+        frame = runs_frame(results)
+    finally:
+        if opened:
+            opened.close()
+    for path, reason in stats.skipped.items():
+        if path in named:
+            raise InputError(reason)  # a file named on the command line must be readable
+        sys.stderr.write(f"nforensics: skipped {reason}\n")
+    report = triage_report(frame, comparison, files=stats.files, analysed=stats.analysed,
+                           skipped=list(stats.skipped.values()))
+    _write(report, format, output)
+
+
+def _check_output(format: str, output: Path | None) -> None:
+    """Refused before any file is read: a run over 100,000 logs must not end in 'cannot write that'."""
+    from nforensics.render.triage import FORMATS
+
+    if importlib.util.find_spec("pandas") is None:  # an extra: the base install is explain, report and CI formats
+        raise InputError("nforensics triage needs pandas, which is not installed: pip install 'nforensics[triage]'")
+    if format not in FORMATS:
+        raise InputError(f"unknown format {format!r}: choose from {', '.join(FORMATS)}")
+    if format == "parquet":
+        if output is None:
+            raise InputError("--format parquet writes a file: give it with --output FILE.parquet")
+        if importlib.util.find_spec("pyarrow") is None:
+            raise InputError("--format parquet needs pyarrow: pip install 'nforensics[parquet]'")
+    if output is not None and not output.parent.is_dir():
+        raise InputError(f"--output {output}: no such folder {output.parent}")
+
+
+def _write(report: TriageReport, format: str, output: Path | None) -> None:
+    from nforensics.render import triage as render
+
+    if format == "parquet":
+        render.write_parquet(report, str(output))
+        return
+    if format == "table":
+        text = render.render_table(report, color=output is None and wants_color(sys.stdout))
+    else:
+        text = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json}[format](report)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")

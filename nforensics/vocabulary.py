@@ -1,0 +1,76 @@
+"""Words that mean something failed, one list for every layer: parse keeps a plain line that has one, the
+matcher tries message templates on those lines, and family word rules read only them.
+
+Substrings, not whole words, on purpose: exception classes glue the word on (`RuntimeError`,
+`BrokenProcessPool`... `KeyError`), and `fail` must find `failed`, `failure` and `FAILED`."""
+
+from __future__ import annotations
+
+import re
+
+from nforensics.linear_regex import compile_linear
+
+# XLA's and gRPC's error status names heading a message (`INTERNAL: during context [NeuronHloVerifier]: ...`).
+_STATUS_NAMES = (r"(?-i:\b(?:INTERNAL|UNIMPLEMENTED|RESOURCE_EXHAUSTED|OUT_OF_RANGE|DATA_LOSS|INVALID_ARGUMENT|"
+                 r"FAILED_PRECONDITION|DEADLINE_EXCEEDED|UNAVAILABLE|ABORTED|PERMISSION_DENIED): )")
+
+# Python's TypeError for a call that does not fit the callee, also pasted without the class name
+# ("NeuronWorker.__init__() missing 1 required positional argument: 'cache_config'").
+_CALL_MISMATCH = (r"takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given|"
+                  r"missing \d+ required (?:positional|keyword-only) arguments?|got an unexpected keyword argument|"
+                  r"got multiple values for (?:keyword )?argument")
+
+# RE2 (linear time): a line is read by these before anything else, whatever its length or content.
+FAILURE_WORDS = compile_linear(
+    r"(?i)error|fail|fatal|critical|exception|assert|abort|abnormal|panic|crash|killed|segmentation fault|"
+    r"cannot|can't|could not|unable|not found|no such|invalid|unsupported|not supported|not available|unavailable|corrupt|"
+    r"\bno package\b|"
+    r"not initiali[sz]ed|not implemented|incompatible|unexpected|missing|denied|timed? ?out|"
+    r"insufficient|not enough|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|undefined|\bno (?:\S+ ){1,3}found|"
+    + _STATUS_NAMES + "|" + _CALL_MISMATCH
+)
+
+# Words that say outright that something broke, not that something is absent or unsupported ("TVM not
+# available", "weights not initialized" are start-up chatter): a plain line with one of these is a failure
+# even when its producer printed no level.
+# Whole words (`\b` counts `_` as a word character): `exceptiongroup`, `test_error_handling`, `allow_failure`
+# are names, not failures.
+OUTRIGHT_FAILURE = compile_linear(
+    r"(?i)\b(?:\w*error|errors?|fail(?:s|ed|ure|ures)?|fatal|abort(?:ed)?|panic(?:ked)?|crash(?:ed|es)?|"
+    r"segmentation fault|core dumped|killed|\w*exception|out of memory)\b|" + _STATUS_NAMES + "|" + _CALL_MISMATCH
+)
+# "no exceptions raised", "0 errors": a statement that nothing broke.
+_NOTHING_BROKE = compile_linear(r"(?i)\bno (?:\w+ )?(?:errors?|exceptions?|failures?)\b")
+
+# "Total failed compilations: 0", "0 errors", "no errors found": a count of no failures is a success line.
+# (A `0` ends the count: next comes the end or a character that is neither a word character nor a `.`.)
+ZERO_FAILURES = compile_linear(
+    r"(?i)(?:fail\w*|error\w*)[^:\n]{0,30}[:=]\s*0(?:$|[^\w.])|\b0\s+(?:errors?|failures?|failed)\b|"
+    r"\bno (?:errors?|failures?|issues?|problems?) (?:were )?found"
+)
+
+
+def reads_as_failure(text: str) -> bool:
+    """The line says something failed (and is not a count of zero failures)."""
+    return bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text)
+
+
+def says_it_failed(text: str) -> bool:
+    """The line says outright that something broke (not only that something is missing or unsupported)."""
+    return bool(OUTRIGHT_FAILURE.search(text)) and not ZERO_FAILURES.search(text) and not _NOTHING_BROKE.search(text)
+
+
+# The documented naming scheme NCC_<class><component><index>, also printed bare by older compilers (TEN404);
+# what the letters mean is in knowledge/codes.toml.
+CODE_PARTS = re.compile(r"^(?:NCC_)?(?P<klass>[EIW])?(?P<component>[A-Z]{2,5}?)(?P<index>\d{3})$")
+_LEGACY_CODE = re.compile(r"^[A-Z]{3}\d{3}$")
+# A code or status as printed anywhere in a line: NCC_ITEN404, TEN404, F134, NRT_EXEC_OOB, NERR_RESOURCE.
+PRINTED_CODE = re.compile(r"\b(?:NCC_)?[A-Z]{3,4}\d{3}\b|\bF1\d\d\b|\bNRT_[A-Z_]+\b|\bNERR_[A-Z_]+\b")
+
+
+def code_parts(code: str) -> tuple[str | None, str] | None:
+    """(class letter, component letters) of a printed code, or None for a code of another scheme (F134)."""
+    parts = CODE_PARTS.match(code.upper())
+    if not parts or not (code.upper().startswith("NCC_") or _LEGACY_CODE.match(code.upper())):
+        return None
+    return parts["klass"], parts["component"]
