@@ -490,6 +490,8 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("2025/05/16 08:20:14 [ERROR] Node ip-10-0-0-1 (type=inf2.48xlarge) lacks 'aws.amazon.com/neuroncore'",
      "device-not-visible"),
     ("ModuleNotFoundError: No module named 'neuronx_distributed'", "pip-resolution"),
+    ("ERROR could not schedule pod: incompatible with nodepool inferentia-inf2, did not tolerate "
+     "aws.amazon.com/neuron=:NoSchedule", "device-not-visible"),
     ("RuntimeError: operator torchvision::nms does not exist", "version-skew"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
@@ -867,3 +869,12 @@ def test_the_source_line_under_a_python_warning_is_the_warnings_not_an_error_of_
     assert [f.family for f in findings] == ["model-library-error"]  # no generic finding for the echo line
     assert findings[0].hypotheses[0].id == "unsupported-configuration"
     assert not any(e.line == 2 for f in analyze_text(warning).findings for e in f.evidence)
+
+
+def test_a_source_build_pip_could_not_finish_is_an_install_failure_only_when_installing_for_neuron():
+    build = ("  error: subprocess-exited-with-error\n"
+             "  x Getting requirements to build wheel did not run successfully.\n  | exit code: 1\n")
+    for_neuron = "# pip install . --extra-index-url https://pip.repos.neuron.amazonaws.com\n" + build
+    findings = analyze_text(for_neuron).findings
+    assert findings[0].family == "pip-resolution" and findings[0].hypotheses[0].id == "source-build-failed"
+    assert _top_family("# pip install .\n" + build) != "pip-resolution"
