@@ -44,6 +44,7 @@ class ReportOptions:
     hlo: str | None = None
     redact: bool = True
     env_here: bool = False
+    python: str | None = None  # --python: the interpreter whose packages --env-here lists
     journal: str | None = None
     format: str = "markdown"
 
@@ -124,9 +125,10 @@ def make_report(options: ReportOptions) -> Report:
 
     probe: MachineProbe | None = None
     if options.env_here:
+        from nforensics.envprobe import interpreter
         from nforensics.envprobe import probe as run_probe
 
-        probe = run_probe()
+        probe = run_probe(interpreter(options.python))
     log_context = scan_log(learned(log.lines()), analysis)
     if options.redact:  # after the whole log taught the redactor its secrets: the fields start out redacted
         from nforensics.ci import redact_analyses

@@ -137,6 +137,9 @@ def run(
                                      redact=not no_redact))  # fmt: skip
 
 
+_PYTHON = typer.Option(None, "--python", help="The Python whose packages to list (default: $VIRTUAL_ENV, else python3 on PATH).")
+
+
 @app.command()
 def report(
     file: str = typer.Argument(..., help="The failing log, or '-' for standard input."),
@@ -147,6 +150,7 @@ def report(
     hlo: Optional[str] = typer.Option(None, "--hlo", help="HLO file to include in the bundle."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Do not mask keys, hosts, user names (not advised)."),
     env_here: bool = typer.Option(False, "--env-here", help="Also probe this machine (run it where the job failed)."),
+    python: Optional[str] = _PYTHON,
     journal: Optional[str] = typer.Option(None, "--journal", help="Experiment journal to cite under reproduction."),
     format: str = typer.Option("markdown", "--format", "-f", help="markdown or json."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report here instead of stdout."),
@@ -156,7 +160,7 @@ def report(
 
     options = ReportOptions(
         log=file, instance=instance, repro=repro, url=url, bundle=bundle, hlo=hlo, redact=not no_redact,
-        env_here=env_here, journal=journal, format=format,
+        env_here=env_here, python=python, journal=journal, format=format,
     )
     result = make_report(options)
     for line in write_report_file(result, output, file):
@@ -165,15 +169,18 @@ def report(
 
 
 @app.command()
-def env(format: str = typer.Option("text", "--format", "-f", help="text or json.")) -> None:
+def env(
+    format: str = typer.Option("text", "--format", "-f", help="text or json."),
+    python: Optional[str] = _PYTHON,
+) -> None:
     """Probe this machine like collect_env: OS, Python, Neuron compiler, tools and packages. Offline."""
-    from nforensics.envprobe import probe
+    from nforensics.envprobe import interpreter, probe
     from nforensics.redact import Redactor
     from nforensics.render import check_format
     from nforensics.render.probe import render_probe
 
     check_format(format)
-    sys.stdout.write(render_probe(probe(), format, Redactor()))
+    sys.stdout.write(render_probe(probe(interpreter(python)), format, Redactor()))
 
 
 @app.command()

@@ -8,15 +8,19 @@ switched off. Package lists are filtered to the ones the aws-neuron-sdk bug form
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from nforensics.errors import InputError
 from nforensics.packages import package_key
 from nforensics.records import MachineProbe
 
@@ -87,12 +91,68 @@ def _os() -> str:
     return f"{pretty}, {kernel}" if pretty else kernel
 
 
-def _python() -> str:
-    return f"{platform.python_version()} ({platform.python_implementation()}, {sys.executable})"
+@dataclass(frozen=True)
+class Interpreter:
+    """The Python whose packages the report describes, and why that one: nforensics may live in a venv
+    of its own (pipx) while the job ran in the Neuron venv."""
+
+    path: str | None  # None: the interpreter nforensics runs in, read in-process
+    why: str
 
 
-def _compiler_version() -> str:
-    return _run([_find_tool("neuronx-cc"), "--version"])
+# What another interpreter is asked (it prints JSON; nothing else of it is imported here).
+_LISTING = ("import importlib.metadata as m, json, platform, sys; print(json.dumps({'version': platform.python_version(), "
+            "'implementation': platform.python_implementation(), 'executable': sys.executable, "
+            "'packages': {d.metadata['Name'] or '': d.version for d in m.distributions()}}))")
+
+
+def interpreter(explicit: str | None = None) -> Interpreter:
+    """`--python PATH`, else the active venv ($VIRTUAL_ENV), else the first python3 on PATH; the interpreter
+    nforensics runs in when that is the one they name."""
+    if explicit:
+        found = shutil.which(explicit)
+        if found is None:
+            raise InputError(f"--python {explicit}: no such interpreter (give a path or a name on PATH)")
+        return _unless_own(found, "--python")
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        candidate = Path(venv) / "bin" / "python"
+        return _unless_own(str(candidate), "the active venv ($VIRTUAL_ENV)") if candidate.exists() else Interpreter(
+            None, "the interpreter nforensics runs in ($VIRTUAL_ENV has no bin/python)")
+    on_path = shutil.which("python3") or shutil.which("python")
+    return _unless_own(on_path, "the first python3 on PATH") if on_path else Interpreter(
+        None, "the interpreter nforensics runs in (no python3 on PATH)")
+
+
+def _unless_own(path: str, why: str) -> Interpreter:
+    # A venv's python is a link to the base interpreter: an environment is known by its prefix, not its binary.
+    own = Path(path).absolute().parent.parent == Path(sys.prefix).absolute()
+    return Interpreter(None if own else path, why)
+
+
+def _listing(target: Interpreter) -> dict:
+    if target.path is None:
+        return {"version": platform.python_version(), "implementation": platform.python_implementation(),
+                "executable": sys.executable,
+                "packages": {dist.metadata["Name"] or "": dist.version for dist in metadata.distributions()}}
+    try:
+        listing = json.loads(_run([target.path, "-c", _LISTING]).splitlines()[-1])
+    except (ValueError, IndexError):
+        raise _NotCollected(f"{target.path} did not list its packages") from None
+    if not isinstance(listing, dict) or not isinstance(listing.get("packages"), dict):
+        raise _NotCollected(f"{target.path} did not list its packages")
+    return listing
+
+
+def _python(listing: dict, target: Interpreter) -> str:
+    return f"{listing['version']} ({listing['implementation']}, {listing['executable']}; probed: {target.why})"
+
+
+def _compiler_version(target: Interpreter) -> str:
+    # The compiler installed in the probed venv first: another venv's neuronx-cc says nothing of this one.
+    beside = Path(target.path).parent / "neuronx-cc" if target.path else None
+    tool = str(beside) if beside is not None and beside.is_file() else _find_tool("neuronx-cc")
+    return _run([tool, "--version"])
 
 
 def _neuron_ls() -> str:
@@ -121,13 +181,10 @@ def _apt_packages() -> dict[str, str]:
     raise _NotCollected("neither dpkg-query nor rpm is available")
 
 
-def _pip_packages() -> dict[str, str]:
-    """Distributions visible to this interpreter (the one nforensics runs in), filtered like the form."""
-    found: dict[str, str] = {}
-    for dist in metadata.distributions():
-        name = dist.metadata["Name"] or ""
-        if name and PIP_FILTER.search(name):
-            found[package_key(name)] = dist.version
+def _pip_packages(listing: dict) -> dict[str, str]:
+    """Distributions the probed interpreter sees, filtered like the form."""
+    found = {package_key(name): str(version) for name, version in listing["packages"].items()
+             if name and PIP_FILTER.search(name)}
     return dict(sorted(found.items()))
 
 
@@ -135,25 +192,45 @@ def _env_vars() -> dict[str, str]:
     return {k: v for k, v in sorted(os.environ.items()) if ENV_FILTER.match(k)}
 
 
-_PROBES = {
-    "os": _os,
-    "python": _python,
-    "compiler_version": _compiler_version,
-    "neuron_ls": _neuron_ls,
-    "instance_type": _instance_type,
-    "apt_packages": _apt_packages,
-    "pip_packages": _pip_packages,
-    "env_vars": _env_vars,
+class _Probed:
+    """The interpreter being probed, and its listing, asked for once (another Python is a subprocess)."""
+
+    def __init__(self, target: Interpreter) -> None:
+        self.target = target
+        self._listed: dict | _NotCollected | None = None
+
+    def listing(self) -> dict:
+        if self._listed is None:
+            try:
+                self._listed = _listing(self.target)
+            except _NotCollected as exc:
+                self._listed = exc
+        if isinstance(self._listed, _NotCollected):
+            raise self._listed
+        return self._listed
+
+
+_PROBES: dict[str, Callable[[_Probed], object]] = {
+    "os": lambda _: _os(),
+    "python": lambda probed: _python(probed.listing(), probed.target),
+    "compiler_version": lambda probed: _compiler_version(probed.target),
+    "neuron_ls": lambda _: _neuron_ls(),
+    "instance_type": lambda _: _instance_type(),
+    "apt_packages": lambda _: _apt_packages(),
+    "pip_packages": lambda probed: _pip_packages(probed.listing()),
+    "env_vars": lambda _: _env_vars(),
 }
 
 
-def probe() -> MachineProbe:
-    """Run every probe; none can raise. Failures land in `not_collected` as 'could not collect: ...'."""
+def probe(target: Interpreter | None = None) -> MachineProbe:
+    """Run every probe; none can raise. Failures land in `not_collected` as 'could not collect: ...'.
+    `target`: the Python whose packages to list (see `interpreter`)."""
+    probed = _Probed(target or interpreter())
     values: dict[str, object] = {}
     not_collected: dict[str, str] = {}
     for name, run in _PROBES.items():
         try:
-            values[name] = run()
+            values[name] = run(probed)
         except _NotCollected as exc:
             not_collected[name] = f"could not collect: {exc}"
         except Exception as exc:  # a probe must never take the command down

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import stat
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -42,6 +43,7 @@ def bare_machine(tmp_path, monkeypatch):
     monkeypatch.setattr(envprobe, "NEURON_BIN_DIRS", (str(tmp_path / "opt-aws-neuron-bin"),))
     monkeypatch.setattr(envprobe, "DMI_DIR", tmp_path / "no-dmi")
     monkeypatch.setattr(envprobe, "metadata", SimpleNamespace(distributions=lambda: []))  # only the probe sees it
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)  # the venv active is nforensics's own: read in-process
     for name in [n for n in __import__("os").environ if envprobe.ENV_FILTER.match(n)]:
         monkeypatch.delenv(name)
     return tmp_path
@@ -70,6 +72,7 @@ def neuron_machine(tmp_path, monkeypatch):
         SimpleNamespace(metadata={"Name": "requests"}, version="2.32.0"),
     ]
     monkeypatch.setattr(envprobe, "metadata", SimpleNamespace(distributions=lambda: dists))  # only the probe sees it
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)  # the venv active is nforensics's own: read in-process
     monkeypatch.setenv("NEURON_CC_FLAGS", "--lnc=1")
     monkeypatch.setenv("NEURON_COMPILE_CACHE_URL", "s3://acme-private-models/cache")
     monkeypatch.setenv("XLA_USE_BF16", "1")
@@ -134,7 +137,7 @@ def test_a_failing_probe_is_could_not_collect(neuron_machine, monkeypatch, body,
 
 
 def test_a_probe_that_raises_unexpectedly_is_contained(bare_machine, monkeypatch):
-    def broken() -> str:
+    def broken(_probed: object) -> str:
         raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad byte")
 
     monkeypatch.setitem(envprobe._PROBES, "os", broken)
@@ -175,3 +178,41 @@ def _notes_other_than_duplicates(stderr: str) -> list[str]:
     """stderr lines other than the note naming a public report this one may duplicate (the seeds' own
     threads are in the case base, so their reports rightly name them)."""
     return [line for line in stderr.splitlines() if not line.startswith("nforensics: before filing: this looks like")]
+
+
+def fake_python(folder: Path, packages: dict[str, str]) -> Path:
+    """A stand-in interpreter (a shell script, said so here): it answers the listing nforensics asks any
+    other Python for, with these packages."""
+    folder.mkdir(parents=True, exist_ok=True)
+    listing = {"version": "3.10.12", "implementation": "CPython", "executable": str(folder / "python"), "packages": packages}
+    (folder / "listing.json").write_text(json.dumps(listing))
+    script(folder, "python", f"/bin/cat {folder / 'listing.json'}")  # PATH may hold nothing
+    return folder / "python"
+
+
+NEURON_VENV = {"torch-neuronx": "2.9.0.2.13", "neuronx-cc": "2.24.5133.0", "numpy": "1.26.4"}
+
+
+def test_env_lists_the_packages_of_the_python_it_is_pointed_at(bare_machine):
+    python = fake_python(bare_machine / "neuron-venv" / "bin", NEURON_VENV)
+    probe = envprobe.probe(envprobe.interpreter(str(python)))
+    assert probe.pip_packages == {"torch-neuronx": "2.9.0.2.13", "neuronx-cc": "2.24.5133.0"}  # filtered like the form
+    assert probe.python.startswith("3.10.12 (CPython, ") and probe.python.endswith("probed: --python)")
+    assert probe.neuron_software
+
+
+def test_env_probes_the_active_venv_then_python3_on_path_and_says_which(bare_machine, monkeypatch):
+    venv = bare_machine / "active"
+    fake_python(venv / "bin", NEURON_VENV)
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    assert envprobe.interpreter() == envprobe.Interpreter(str(venv / "bin" / "python"), "the active venv ($VIRTUAL_ENV)")
+    monkeypatch.delenv("VIRTUAL_ENV")
+    on_path = fake_python(bare_machine / "bin", {"torch-neuronx": "2.1.2.2.1.0"})
+    script(bare_machine / "bin", "python3", f"exec {on_path} \"$@\"")
+    assert envprobe.probe().pip_packages == {"torch-neuronx": "2.1.2.2.1.0"}
+    assert envprobe.probe().python.endswith("probed: the first python3 on PATH)")
+
+
+def test_env_with_a_python_that_does_not_exist_is_one_line_and_exit_2(bare_machine):
+    result = cli("env", "--python", str(bare_machine / "no-such-python"))
+    assert result.returncode == 2 and "no such interpreter" in result.stderr and result.stderr.count("\n") == 1
