@@ -98,6 +98,10 @@ def test_a_worker_a_signal_ended_is_a_finding_even_when_no_family_knows_why():
     findings = analyze_text("Running on trn1\n  traceback : Signal 6 (SIGABRT) received by PID 1186\n").findings
     assert [(f.signature, f.title) for f in findings] == [
         ("generic-process-crash", "A process was ended by a signal (SIGABRT)")]
+    # Rust's std::process (cargo running a test of NRT bindings) names the signal its child died of.
+    cargo = ("error: test failed, to rerun pass `--lib`\n\nCaused by:\n  process didn't exit successfully: "
+             "`target/debug/deps/xla-181b9a97 transformer_xla_benchmark` (signal: 11, SIGSEGV: invalid memory reference)\n")
+    assert [f.title for f in analyze_text(cargo).findings] == ["A process was ended by a signal (SIGSEGV)"]
 
 
 def test_a_traceback_the_compiler_logged_is_its_crash_whatever_library_the_deepest_frames_are_in():
@@ -493,6 +497,8 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("ERROR could not schedule pod: incompatible with nodepool inferentia-inf2, did not tolerate "
      "aws.amazon.com/neuron=:NoSchedule", "device-not-visible"),
     ("RuntimeError: operator torchvision::nms does not exist", "version-skew"),
+    # TorchScript prints its message on the line under the exception's class.
+    ("RuntimeError: \nUnknown type name '__torch__.torch.classes.neuron.Model':", "framework-plugin-setup"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -537,6 +543,14 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "INFO:Neuron:There are 2 ops of 2 different types in the TorchScript that are not compiled by neuron-cc: aten::roll",
     '  File "/home/u/app.py", line 9, in main\n    y = model.load(path)\nValueError: no checkpoint at path',  # not NKI
     "2021-04-22 [ERROR] no tasks found",  # nothing counted, nothing of Neuron
+    # DJL's console relaying vLLM's start-up warning (its own level and logger ahead of vLLM's): a warning.
+    "INFO  PyProcess W-108-llama3-stdout: WARNING 07-09 11:38:18 utils.py:465] Pin memory is not supported on Neuron.",
+    # A serving engine's configuration check that says "Assertion failed", with no compiler anywhere.
+    "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig\n"
+    "  Assertion failed, When prefix caching is enabled, block_size must be set.",
+    # A serving front end's client hung up, a cluster node's bootstrap failed: no collective of Neuron's.
+    "io.netty.channel.unix.Errors$NativeIoException: recvAddress(..) failed: Connection reset by peer",
+    "2026-03-13 04:55:09,414 - [slurm_plugin:is_bootstrap_failure] - ERROR - Node bootstrap error: gpu-st-ml-1",
     "Setup failure: discovered 0 GPUs per node => no capacity found",  # a count of another accelerator
     "ERROR: operator precedence in config expression does not exist",  # no exception: a tool's message
     "ValueError: the requested operator does not exist",  # not the RuntimeError torch raises for an extension
@@ -545,7 +559,8 @@ def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
                                             "driver-install", "compiler-abnormal-termination", "compiler-internal-crash",
                                             "compiler-tensorizer", "framework-plugin-setup", "framework-compile-failure",
-                                            "nki-kernel-error", "runtime-process-crash", "framework-unsupported-op")
+                                            "nki-kernel-error", "runtime-process-crash", "framework-unsupported-op",
+                                            "collectives-timeout", "collectives-bootstrap")
 
 
 
@@ -878,3 +893,23 @@ def test_a_source_build_pip_could_not_finish_is_an_install_failure_only_when_ins
     findings = analyze_text(for_neuron).findings
     assert findings[0].family == "pip-resolution" and findings[0].hypotheses[0].id == "source-build-failed"
     assert _top_family("# pip install .\n" + build) != "pip-resolution"
+
+
+ENC_FAILED = "2026-Feb-04 20:51:02.701138 266303:287512 ERROR   ENC:enc_load_operations  [nec_dev 2] failed to post an operation\n"
+RECOMPILING = "WARNING loader.py:211: Unable to find precompiled artifacts. Recompiling...\n"
+
+
+def test_words_that_explain_a_runtime_record_are_read_around_it_not_anywhere():
+    filler = "".join(f"INFO step {n} done\n" for n in range(100))
+    assert _top_family(RECOMPILING + ENC_FAILED) == "mpmd-graph-mismatch"  # said together: one rank recompiled
+    assert _top_family(RECOMPILING + filler + ENC_FAILED) != "mpmd-graph-mismatch"  # an hour apart: unrelated
+
+
+def test_an_allocation_that_failed_goes_before_the_non_specific_status_it_ends_in():
+    alloc = ("2026-Feb-04 20:51:02.534607 266303:287512 ERROR  TDRV:log_dev_mem  Failed to allocate 40.000MB "
+             "(alignment: none, usage: collectives) on ND 0:NC 2\n")
+    dumps = "".join(f"2026-Feb-04 20:51:02.5{n:05d} 266303:287512 ERROR  TDRV:dml_dump  Wrote nrt memory alloc debug info\n"
+                    for n in range(60))
+    status = "RuntimeError: nrt_execute status=1, error message=\"Non specific failure\"\n"
+    families = [f.family for f in analyze_text(alloc + dumps + status).findings]
+    assert families[0] == "runtime-device-memory" and "runtime-neff-load" in families[1:]

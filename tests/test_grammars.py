@@ -39,6 +39,8 @@ CASES = [
     # runtime.lark
     ("runtime", None, "2024-Jun-26 00:32:47.943821 30294:32381 ERROR  TDRV:tdrv_init   could not open",
      "nrt_line", {("LEVEL", "ERROR"), ("MODULE", "TDRV"), ("FUNCTION", "tdrv_init"), ("TID", "32381")}),
+    ("runtime", None, "2024-Oct-02 09:22:40.1 1186:1186 ERROR  NCCOM:ncclCommInitRank  bootstrap failed",  # a cut clock
+     "nrt_line", {("LEVEL", "ERROR"), ("MODULE", "NCCOM")}),
     ("runtime", None, "NRT:  26638:26638 ERROR  TDRV:db_vtpb_get_mla_and_tpb failed", "syslog_line", {("MODULE", "TDRV")}),
     ("runtime", None, "30294:32381 ERROR  NRT:nrt_init failed", "bare_line", {("PID", "30294"), ("MODULE", "NRT")}),
     ("runtime", None, "ERROR  TDRV:tdrv_init_mla_phase1   Could not open the nd3", "untimed_line",
@@ -94,6 +96,9 @@ CASES = [
      {("LOG_TABLE", "| 1679087716684 | ")}),
     ("prefixes", None, "2023-12-04T23:54:58,772 [INFO ] W-9000-m_1.0-stdout MODEL_LOG - Starting", "start",
      {("RELAYED", "2023-12-04T23:54:58,772 [INFO ] W-9000-m_1.0-stdout MODEL_LOG - ")}),
+    ("prefixes", None, "INFO  PyProcess W-108-llama3-stdout: WARNING 07-09 11:38:18 utils.py:465] Pin memory", "start",
+     {("RELAYED", "INFO  PyProcess W-108-llama3-stdout: ")}),
+    ("prefixes", None, "nrtd[17]: [NRTD:nrtd_main] Failed to initialize devices", "start", {("SYSLOG_TAG", "nrtd[17]: ")}),
     # messages.lark (one start rule per shape found inside a message)
     ("messages", "diagnostic", "[INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers", "coded",
      {("SEVERITY_TAG", "[INTERNAL_ERROR]"), ("CODE", "NCC_IXLV002")}),

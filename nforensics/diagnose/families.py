@@ -35,6 +35,7 @@ WILDCARD_CODE_CONFIDENCE = 0.62
 CAMEL_MIN = 10  # letters a word needs to be found inside a CamelCase name (a class name, not "compil" or "timeout")
 _CLASS_SUFFIXES = frozenset({"error", "exception", "warning", "failure", "interrupt"})
 _UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
+NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`) a rule's words may be
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
@@ -103,9 +104,11 @@ class FamilyFacts:
         # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
         # on every line of a traceback it relays) is no word of the failure.
         # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)
+        # (An exception's message is a failure's whatever its words, also where it went on below its class.)
+        raised = {t.end_line for t in log.tracebacks if t.exception}
         self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
                               if line.line not in source and line.line not in advice
-                              and (line.line in error_level or reads_as_failure(line.text))]
+                              and (line.line in error_level or line.line in raised or reads_as_failure(line.text))]
         self.text_of = {line.line: line.text for line in retained}
         # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
         self.failure_blob = "\n".join(text for _, text in self.failure_lines).lower()
@@ -180,7 +183,9 @@ class FamilyFacts:
     def exceptions(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         patterns = [compiled(p) for p in rule.exceptions]
         for traceback in reversed(self.log.tracebacks):
-            if traceback.exception and any(p.search(traceback.exception) for p in patterns):
+            # A class printed with its module (`pydantic_core._pydantic_core.ValidationError`) is that class.
+            names = {traceback.exception, traceback.exception.rsplit(".", 1)[-1]} if traceback.exception else set()
+            if any(p.search(name) for p in patterns for name in names):
                 return [traceback.end_line], {"exception": traceback.exception}
         return None
 
@@ -203,7 +208,7 @@ class FamilyFacts:
             elif structure == "bir_block" and self.log.bir:
                 lines.append(self.log.bir[0].line)
                 fields.setdefault("stage", "verifier")
-            elif structure == "compiler_assertion":
+            elif structure == "compiler_assertion" and self._compiler_was_there():
                 # Not a Python `assert` statement quoted under a traceback frame: that is source code.
                 lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])
                           and not _FRAMEWORK_ASSERTION.search(self.text_of[n])
@@ -215,6 +220,12 @@ class FamilyFacts:
                 lines += [n for n, text in self.failure_lines if "cache" in (prose := mask(text.lower())) and "fail" in prose
                           and ("neff" in prose or "compil" in prose)][:3]
         return (lines, fields) if lines else None
+
+    def _compiler_was_there(self) -> bool:
+        """The log shows a Neuron compiler at work: its records, a code it prints, or its words (a serving
+        engine's config validation saying "Assertion failed" is no compiler's)."""
+        return (any(e.producer == "compiler" for e in self.log.events) or bool(self.log.ice or self.log.bir)
+                or self.printed_neuron_code or _whole_words(tuple(named("compiler_context"))).search(self.context) is not None)
 
     def _own_module_missing(self) -> int | None:
         """A package whose own code imports a module of its own name that is not there (`No module named
@@ -295,12 +306,22 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
     lines: list[int] = []
     fields: dict[str, object] = {}
     confidence = 0.0
+    heads: list[int] = []
     for name, selector in _SELECTORS:
         if not getattr(rule, name):
             continue
+        if name == "words" and heads:
+            # Words that say what a runtime or compiler record failed at are printed around it, not
+            # anywhere in a long log (a warning at start-up is no cause of an error an hour later).
+            near = copy(facts)
+            near.failure_lines = [(n, text) for n, text in facts.failure_lines
+                                  if any(abs(n - head) <= NEAR_RECORD_LINES for head in heads)]
+            facts = near
         held = selector(facts, rule)
         if held is None:
             return None
+        if name in ("runtime_heads", "compiler_heads"):
+            heads += held[0]
         lines += held[0]
         fields = held[1] | fields
         confidence = max(confidence, SELECTOR_CONFIDENCE[name])

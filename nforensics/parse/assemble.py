@@ -128,6 +128,13 @@ class _Assembler(BlockReader, TracebackReader):
     def _classify(self, number: int, body: str) -> bool:
         """Recognise the line's producer; True when the line carried something worth keeping."""
         warned, self.warned = self.warned, None
+        awaited, self.message_awaited = self.message_awaited, None
+        if awaited is not None and not any(c.isalnum() for c in body):
+            self.message_awaited = awaited  # a rule of `====` under torchrun's ChildFailedError: the message follows
+        elif awaited is not None and not maybe_traceback(body):
+            awaited.message, awaited.end_line = body.strip(), number
+            self._message(number, f"{awaited.exception}: {awaited.message}", producer=None, level=None, component=None)
+            return True
         if warned is not None and body.startswith("  ") and not maybe_traceback(body):
             # Python's warnings module prints the source line that warned under the warning, indented: it is
             # the warning's (`  warnings.warn(f"Warning: {error}")` is no error of its own).

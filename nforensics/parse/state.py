@@ -56,6 +56,7 @@ class AssemblerState:
         self.fetched_versions: dict[str, set[str]] = {}  # pip: package -> the releases whose wheels it fetched
         self.resolver_steps = 0  # pip wheels fetched
         self.warned: ProducerLine | None = None  # the Python warning on the line before, whose source may follow
+        self.message_awaited: PythonTraceback | None = None  # an exception printed with its message below it
         self.last_error = 0  # line of the last record that reported an error
         self.last_text = 0  # line of the last non-blank line
         self.tail: deque[tuple[int, str]] = deque(maxlen=2)  # the last two non-blank segments: how the log ends

@@ -48,6 +48,8 @@ class TracebackReader(MessageReader):
         traceback.exception = line.name
         traceback.message = line.message
         traceback.end_line = number
+        # `RuntimeError:` alone: TorchScript and C++ extensions print the message on the lines below it.
+        self.message_awaited = None if line.message else traceback
         if line.name == "KeyboardInterrupt":  # stopped by hand where the frames end, not failed there
             self._add(self.log.outcomes, ProcessOutcome.model_construct(line=number, kind="interrupted", signal=2,
                                                                         text=line.name))
