@@ -913,3 +913,15 @@ def test_an_allocation_that_failed_goes_before_the_non_specific_status_it_ends_i
     status = "RuntimeError: nrt_execute status=1, error message=\"Non specific failure\"\n"
     families = [f.family for f in analyze_text(alloc + dumps + status).findings]
     assert families[0] == "runtime-device-memory" and "runtime-neff-load" in families[1:]
+
+
+def test_a_compile_that_failed_before_someone_pressed_ctrl_c_is_the_failure():
+    failed = ('RuntimeError: Compilation error occurred on Neuron for operation=torch_compile;\n'
+              'error message="COMPILATION FAILED: Failed to read file: /tmp/neuron_backend/module.neff"\n')
+    waited = "".join(f"INFO step {n} retrying\n" for n in range(20))
+    stopped = ('Traceback (most recent call last):\n  File "run.py", line 1001, in main\n    time.sleep(10)\n'
+               'KeyboardInterrupt\n')
+    findings = analyze_text(failed + waited + stopped).findings
+    assert [f.family for f in findings][:2] == ["framework-compile-failure", "process-hang"]
+    assert not findings[1].wrapped_by  # the interrupt wraps nothing: it came after
+    assert _top_family(waited + stopped) == "process-hang"  # alone, the run did not finish

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from nforensics.diagnose.evidence import Facts, lines_between, rank_hypotheses
-from nforensics.diagnose.families import FamilyFacts, FamilyHit, detect_families
+from nforensics.diagnose.families import UNFINISHED, FamilyFacts, FamilyHit, detect_families
 from nforensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from nforensics.diagnose.generic import generic_findings
 from nforensics.diagnose.similar import Match as SimilarMatch
@@ -64,7 +64,7 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
     findings += families
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
-    findings = _fold_envelopes(_known_cause_first(_cause_first(sorted(findings, key=_rank), log, kb), kb))
+    findings = _fold_envelopes(_known_cause_first(_cause_first(sorted(findings, key=_rank), log, kb), kb), kb)
     if not elsewhere:  # public Neuron reports say nothing of a run on another accelerator
         findings = _with_similar_reports(findings, log, retained, kb, facts, exclude_cases, read.below_error)
     return Analysis.model_construct(source=log.source, findings=findings, environment=log.environment,
@@ -251,11 +251,16 @@ def _undetermined(finding: Finding) -> bool:
     return len(ranked) > 1 and not any(h.evidence for h in ranked) and ranked[0].score == ranked[1].score
 
 
-def _fold_envelopes(findings: list[Finding]) -> list[Finding]:
+def _fold_envelopes(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
     """An envelope (a wrapper's exit status or "compilation failed") is one line under the failure it wraps.
     Wrappers around a cause nothing recognises fold into the first of them, the one nearest the cause
-    (`[NLA001] Unhandled exception` inside neuronx-cc's exit 70 inside "compilation failed")."""
-    roots = [f for f in findings if not f.envelope and f.tier != "generic"]
+    (`[NLA001] Unhandled exception` inside neuronx-cc's exit 70 inside "compilation failed"). A run that did
+    not finish (hung, stopped by hand) wraps nothing: a compile that failed before someone pressed ^C is
+    the failure."""
+    unfinished = _unfinished_families(kb)
+    roots = [f for f in findings if not f.envelope and f.tier != "generic" and f.family not in unfinished]
+    if roots or any(f.envelope for f in findings):  # a failure it printed says more than that it did not finish
+        findings = sorted(findings, key=lambda f: 2 if f.tier == "generic" else f.family in unfinished)
     envelopes = [f for f in findings if f.envelope]
     if not roots and len(envelopes) < 2:
         return findings
@@ -265,6 +270,12 @@ def _fold_envelopes(findings: list[Finding]) -> list[Finding]:
         code = f"[{envelope.code}] " if envelope.code else ""
         primary.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{envelope.title}", note=envelope.signature))
     return [f for f in findings if f is primary or not f.envelope]
+
+
+def _unfinished_families(kb: KnowledgeBase) -> frozenset[str]:
+    """Families recognised only by a run that did not end by itself (every rule a hang or an interrupt)."""
+    return frozenset(f.id for f in kb.families.values()
+                     if f.detect and all(r.outcomes and set(r.outcomes) <= UNFINISHED for r in f.detect))
 
 
 def _fields(signature: Signature, claim: Claim, input_matches: list[dict[str, str | None] | None]) -> dict[str, object]:

@@ -34,7 +34,7 @@ SELECTOR_CONFIDENCE = {
 WILDCARD_CODE_CONFIDENCE = 0.62
 CAMEL_MIN = 10  # letters a word needs to be found inside a CamelCase name (a class name, not "compil" or "timeout")
 _CLASS_SUFFIXES = frozenset({"error", "exception", "warning", "failure", "interrupt"})
-_UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
+UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
 NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`) a rule's words may be
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
@@ -327,7 +327,7 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
         confidence = max(confidence, SELECTOR_CONFIDENCE[name])
     if rule.context_words:
         confidence = min(confidence, CONTEXT_CONFIDENCE)
-    if rule.outcomes and set(rule.outcomes) <= _UNFINISHED:
+    if rule.outcomes and set(rule.outcomes) <= UNFINISHED:
         confidence = HANG_CONFIDENCE  # (or the paste was cut, or someone was impatient)
     elif "*" in rule.code_components:  # any component: a family that names the component says more
         confidence = min(confidence, WILDCARD_CODE_CONFIDENCE)
