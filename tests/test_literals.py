@@ -102,3 +102,12 @@ def test_no_sample_line_of_those_alternatives_starts_with_another_word(grammar):
                 seen += 1
                 assert line.lstrip().startswith(starts), (path.name, line)
     assert seen > 20
+
+
+@pytest.mark.parametrize("grammar", ["messages", "compiler", "environment"])
+def test_the_words_shipped_with_the_tables_are_the_words_the_grammar_gives(grammar):
+    from nforensics.parse.grammars import shipped
+    from nforensics.parse.literals import rule_tables
+
+    fresh = rule_tables(build(grammar, (grammar_dir() / f"{grammar}.lark").read_text(encoding="utf-8")))
+    assert shipped(grammar, "words") == fresh["words"] and shipped(grammar, "prefixes") == fresh["prefixes"]

@@ -1,6 +1,7 @@
 """Build the LALR tables of grammars/*.lark into nforensics/parse/tables.bin: zlib of marshal of plain data.
 
-`explain` starts by loading them (about 12 ms for all grammars) instead of building them (about 80 ms).
+`explain` starts by loading them (about 12 ms for all grammars) instead of building them (about 80 ms),
+with the words each rule needs (nforensics/parse/literals.py) derived ahead too.
 marshal (format 4, read by every Python 3) only builds dicts, lists, tuples, strings and numbers here;
 unlike pickle, loading it calls nothing.
 
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from nforensics.parse import grammars  # noqa: E402
+from nforensics.parse.literals import rule_tables  # noqa: E402
 
 TARGET = grammars.TABLES_FILE
 
@@ -41,9 +43,11 @@ def render() -> bytes:
     tables = {}
     for path in sorted(grammars.grammar_dir().glob("*.lark")):
         text = path.read_text(encoding="utf-8")
-        data, memo = grammars.build(path.stem, text).memo_serialize([TerminalDef, Rule])
+        built = grammars.build(path.stem, text)
+        data, memo = built.memo_serialize([TerminalDef, Rule])
         data["options"]["import_paths"] = []  # where this checkout keeps grammars/ is no part of the tables
-        tables[path.stem] = {"sha256": grammars.digest(text), "lark": lark.__version__, "data": data, "memo": memo}
+        tables[path.stem] = {"sha256": grammars.digest(text), "lark": lark.__version__, "data": data, "memo": memo,
+                             **rule_tables(built)}  # the quick tests' words (forensics/parse/literals.py)
     return zlib.compress(marshal.dumps(plain(tables), 4), 9)
 
 

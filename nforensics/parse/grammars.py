@@ -82,6 +82,20 @@ def _tables() -> dict:
     return tables if isinstance(tables, dict) else {}
 
 
+@cache
+def shipped(name: str, key: str) -> dict | None:
+    """A table derived from grammar `name` and shipped beside its parse tables (`words`, `prefixes`: see
+    forensics/parse/literals.py), when it was built from this very grammar text by this lark version."""
+    import lark
+
+    entry = _tables().get(name)
+    text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
+    if not entry or entry["sha256"] != digest(text) or entry["lark"] != lark.__version__:
+        return None
+    table = entry.get(key)
+    return table if isinstance(table, dict) else None
+
+
 def prebuilt(name: str, text: str, transformer: Transformer | None = None) -> Lark | None:
     """The parser from the tables shipped in nforensics/parse/tables.bin, when they were built from this very
     grammar text by this lark version; else None."""

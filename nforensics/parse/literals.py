@@ -21,7 +21,7 @@ from lark import Lark
 from lark.grammar import NonTerminal, Terminal
 from lark.lexer import PatternStr
 
-from nforensics.parse.grammars import parser
+from nforensics.parse.grammars import parser, shipped
 
 if sys.version_info >= (3, 11):
     from re import _constants as sre_constants
@@ -199,16 +199,41 @@ def _words_of(grammar: str) -> _GrammarWords:
 
 @cache
 def start_words(grammar: str, start: str) -> Words | None:
-    """The necessary words of start rule `start` of grammar `grammar` (None: it can parse text with none)."""
+    """The necessary words of start rule `start` of grammar `grammar` (None: it can parse text with none).
+    Read from the tables tools/build_parse_tables.py ships when they are current, else derived here."""
+    stored = shipped(grammar, "words")
+    if stored is not None and start in stored:
+        value = stored[start]
+        return None if value is None else Words(frozenset(value[0]), frozenset(value[1]))
     return _words_of(grammar).symbol(start, False)
 
 
+def rule_tables(grammar: Lark) -> dict[str, dict]:
+    """Every rule's necessary words and first words, as plain data for tools/build_parse_tables.py."""
+    derived = _GrammarWords(grammar)
+    words: dict[str, list | None] = {}
+    prefixes: dict[str, list | None] = {}
+    for name in derived.rules:
+        found = derived.symbol(name, False)
+        words[name] = None if found is None else [sorted(found.exact), sorted(found.folded)]
+        first = derived.prefixes(name, False, frozenset(_SKIPPED))
+        prefixes[name] = None if first is None else sorted(first)
+    return {"words": words, "prefixes": prefixes}
+
+
+_SKIPPED = ("_SP",)  # what a line may start with before its first words: leading spaces
+
+
 @cache
-def first_words(grammar: str, rules: tuple[str, ...], skip: tuple[str, ...] = ("_SP",)) -> tuple[str, ...] | None:
-    """The words one of which every line that `rules` of `grammar` parse starts with (after the `skip`
-    terminals, leading spaces), for `str.startswith`; None when some alternative can start anywhere."""
-    words = _words_of(grammar)
-    found = [words.prefixes(rule, False, frozenset(skip)) for rule in rules]
+def first_words(grammar: str, rules: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The words one of which every line that `rules` of `grammar` parse starts with (after leading
+    spaces), for `str.startswith`; None when some alternative can start anywhere."""
+    stored = shipped(grammar, "prefixes")
+    if stored is not None and all(rule in stored for rule in rules):
+        found = [None if stored[rule] is None else frozenset(stored[rule]) for rule in rules]
+    else:
+        words = _words_of(grammar)
+        found = [words.prefixes(rule, False, frozenset(_SKIPPED)) for rule in rules]
     return None if any(f is None for f in found) else _first_of(frozenset().union(*found))  # type: ignore[arg-type]
 
 
