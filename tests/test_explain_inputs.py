@@ -102,6 +102,8 @@ def test_version_and_help_on_every_command():
         result = run_cli(command, "--help")
         assert result.returncode == 0, command
         assert "Usage" in result.stdout.decode(), command
+        # A flag takes no value and a repeatable option names its element: no `--verbose <bool>`, no `<list[str]>`.
+        assert "<bool>" not in result.stdout.decode() and "<list[" not in result.stdout.decode(), command
 
 
 def test_unknown_coded_diagnostic_is_never_dropped(tmp_path):
