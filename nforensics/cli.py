@@ -9,12 +9,13 @@ from __future__ import annotations
 import copy
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, get_args
+from typing import List, Optional
 
 import typer
 
 from nforensics import __version__
 from nforensics.cli_experiments import experiments
+from nforensics.cli_help import help_metavars
 from nforensics.cli_hlo import hlo_app
 from nforensics.errors import InputError
 from nforensics.render.style import choose_color, choose_detail, wants_color
@@ -342,41 +343,11 @@ def _only(command: str | None) -> typer.Typer:
     return lean
 
 
-def _element(param: Any) -> str:
-    """What one value of a list parameter is: `str` of list[str], `path` of list[Path]."""
-    element = get_args(getattr(getattr(param, "type_descriptor", None), "annotation", None))
-    return getattr(element[0], "__name__", "value").lower() if element else "value"
-
-
-def _help_metavars(command: Any) -> Any:
-    """--help shows what an option takes: nothing for a flag (typer prints `--verbose <bool>`), the element
-    of a repeatable option or argument (`--kb <path>...`, not `<list[Path]>`)."""
-    for param in command.params:
-        if getattr(param, "is_flag", False):
-            param.metavar = ""
-        elif getattr(param, "multiple", False) and param.metavar is None:
-            param.metavar = f"<{_element(param)}>..."
-        elif param.param_type_name == "argument" and param.nargs != 1:  # its name already ends in "..."
-            param.display_type_rich = lambda ctx, shown=f"<{_element(param)}>": shown
-    for sub in getattr(command, "commands", {}).values():
-        _help_metavars(sub)
-    made = command.get_help_option  # --help itself is made per context, a flag like the others
-
-    def get_help_option(ctx: Any) -> Any:
-        option = made(ctx)
-        if option is not None:
-            option.metavar = ""
-        return option
-
-    command.get_help_option = get_help_option
-    return command
-
-
 def main() -> None:
     """Entry point: usage and input errors become one line on stderr and exit code 2, never a traceback."""
     try:
         # Without standalone mode click returns typer.Exit's code instead of raising it.
-        command = _help_metavars(typer.main.get_command(_only(sys.argv[1] if len(sys.argv) > 1 else None)))
+        command = help_metavars(typer.main.get_command(_only(sys.argv[1] if len(sys.argv) > 1 else None)))
         code = command(standalone_mode=False)
     except InputError as exc:
         sys.stderr.write(f"nforensics: {exc}\n")
