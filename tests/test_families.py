@@ -497,6 +497,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("ERROR could not schedule pod: incompatible with nodepool inferentia-inf2, did not tolerate "
      "aws.amazon.com/neuron=:NoSchedule", "device-not-visible"),
     ("RuntimeError: operator torchvision::nms does not exist", "version-skew"),
+    # A code printed as internal whose message, wrapped onto the next line, says what is not supported.
+    ("[ERROR] [NCC_ISPP027] Reduce operation with multiple operand tensors is not\nsupported. Encountered reduce "
+     "operation with 2 operands.", "compiler-unsupported-input"),
     # TorchScript prints its message on the line under the exception's class.
     ("RuntimeError: \nUnknown type name '__torch__.torch.classes.neuron.Model':", "framework-plugin-setup"),
 ])
@@ -925,3 +928,9 @@ def test_a_compile_that_failed_before_someone_pressed_ctrl_c_is_the_failure():
     assert [f.family for f in findings][:2] == ["framework-compile-failure", "process-hang"]
     assert not findings[1].wrapped_by  # the interrupt wraps nothing: it came after
     assert _top_family(waited + stopped) == "process-hang"  # alone, the run did not finish
+
+
+def test_an_internal_code_of_an_input_component_is_unsupported_input_only_when_it_says_so():
+    said = "[ERROR] [NCC_ISPP027] Reduce operation with multiple operand tensors is not\nsupported.\n"
+    assert _top_family(said) == "compiler-unsupported-input"
+    assert _top_family("[ERROR] [NCC_ISPP027] Reduce operation lowering failed\nunexpectedly.\n") != "compiler-unsupported-input"

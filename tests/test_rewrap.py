@@ -90,6 +90,18 @@ def test_a_paste_indented_as_a_whole_is_set_back_to_its_own_margin():
     assert margin(["x", "    y"]) == "" and margin(["\tx", "\t  y", ""]) == "\t"
 
 
+def test_a_paste_commented_out_in_a_script_is_read_behind_its_comment_marker():
+    """A log kept as a comment block (`# ` on every line, hard-wrapped at 80 by the editor) reads like the log;
+    gdb's `#0 `, `#1 ` frames are no comment marker."""
+    message = ("2025-09-11 12:23:08.000052:  9058  ERROR ||NEURON_CC_WRAPPER||: Failed compilation with ['neuronx-cc', "
+               "'compile', '--framework=XLA', 'model.hlo_module.pb', '--target=trn1']: [DVR002]  Internal transformation "
+               "failed - Please open a support ticket at https://github.com/aws-neuron/aws-neuron-sdk/issues/new.")
+    commented = "".join(f"# {message[i:i + 78]}\n" for i in range(0, len(message), 78))
+    assert [f.family for f in analyze_text(commented).findings] == [f.family for f in analyze_text(message + "\n").findings]
+    assert margin(["# a", "# b"]) == "# " and margin(["// a", "//   b"]) == "// "
+    assert margin(["#0  0x01 in raise ()", "#1  0x02 in abort ()"]) == ""
+
+
 def test_a_wrap_inside_a_records_padding_goes_on_in_the_indented_next_line():
     record = ("2025-Mar-11 09:41:07.118204 40211:40388 ERROR  TDRV:v2_cc_execute" + " " * 20
               + "[nec_dev 4, gid 4] MPMD execution detected: this rank runs a graph its peers did not load")

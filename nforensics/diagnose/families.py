@@ -35,7 +35,7 @@ WILDCARD_CODE_CONFIDENCE = 0.62
 CAMEL_MIN = 10  # letters a word needs to be found inside a CamelCase name (a class name, not "compil" or "timeout")
 _CLASS_SUFFIXES = frozenset({"error", "exception", "warning", "failure", "interrupt"})
 UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
-NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`) a rule's words may be
+NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`, a code) a rule's words may be
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
@@ -109,9 +109,13 @@ class FamilyFacts:
         self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
                               if line.line not in source and line.line not in advice
                               and (line.line in error_level or line.line in raised or reads_as_failure(line.text))]
+        # A coded message that wrapped onto the lines below is one message, read whole (after its lines).
+        self.wrapped_messages = [(d.line, d.end_line, mask_ids(f"[{d.code}] {d.message}"))
+                                 for d in log.diagnostics if d.end_line > d.line]
         self.text_of = {line.line: line.text for line in retained}
         # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
-        self.failure_blob = "\n".join(text for _, text in self.failure_lines).lower()
+        self.failure_blob = "\n".join([text for _, text in self.failure_lines]
+                                      + [text for _, _, text in self.wrapped_messages]).lower()
         # What the run involved, for context_words: every kept line, frame path and installed package.
         self.context = "\n".join([line.text for line in retained] + [f.file for f in self.frames]
                                  + list(log.environment.packages)).lower()
@@ -248,6 +252,9 @@ class FamilyFacts:
         for number, text in self.failure_lines:
             if all(group.search(text) for group in groups):
                 return [number], {}
+        for first, last, text in self.wrapped_messages:
+            if all(group.search(text) for group in groups):
+                return list(range(first, last + 1)), {}
         return None
 
     def context_words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
@@ -311,16 +318,18 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
         if not getattr(rule, name):
             continue
         if name == "words" and heads:
-            # Words that say what a runtime or compiler record failed at are printed around it, not
+            # Words that say what a runtime or compiler record (or a coded diagnostic) failed at are printed around it, not
             # anywhere in a long log (a warning at start-up is no cause of an error an hour later).
             near = copy(facts)
             near.failure_lines = [(n, text) for n, text in facts.failure_lines
                                   if any(abs(n - head) <= NEAR_RECORD_LINES for head in heads)]
+            near.wrapped_messages = [(first, last, text) for first, last, text in facts.wrapped_messages
+                                     if any(abs(first - head) <= NEAR_RECORD_LINES for head in heads)]
             facts = near
         held = selector(facts, rule)
         if held is None:
             return None
-        if name in ("runtime_heads", "compiler_heads"):
+        if name in ("runtime_heads", "compiler_heads", "code_components"):
             heads += held[0]
         lines += held[0]
         fields = held[1] | fields
@@ -350,6 +359,7 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
     """Every family with a rule that holds, with the lines behind it and the fields its selectors read."""
     errors_only = copy(facts)
     errors_only.failure_lines = [(n, text) for n, text in facts.failure_lines if n not in facts.below_error]
+    errors_only.wrapped_messages = [m for m in facts.wrapped_messages if m[0] not in facts.below_error]
     hits = []
     for family in kb.families.values():
         best: tuple[list[int], dict[str, object], float] | None = None

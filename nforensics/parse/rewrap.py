@@ -1,5 +1,6 @@
 """Lines a terminal hard-wrapped at its width, joined again before anything reads them; and a paste that
-was indented as a whole (a Markdown code block, a quoted e-mail) set back to its own margin.
+was indented or commented out as a whole (a Markdown code block, a quoted e-mail, a comment block in a
+script) set back to its own margin.
 
 A paste copied from a terminal (or a CI log viewer) breaks every long line at the window's width: a frame
 `File "neuronxcc/starfish/penguin/C` / `ompile.py", line 307`, a message `The number of instructions
@@ -57,11 +58,18 @@ def wrap_width(lines: list[str]) -> int | None:
     return width if wrapped >= MIN_WRAPPED else None
 
 
+# What a whole paste may sit behind: indentation, then at most one comment marker (a log kept as a comment
+# block in a script: `# 2025-09-11 ... ERROR ||NEURON_CC_WRAPPER||: ...`, `// ...`).
+_MARGIN = re.compile(r"[ \t]*(?:(?:#|//) )?")  # (a marker with its space: gdb frames start `#0 `, `#1 `)
+
+
 def margin(lines: list[str]) -> str:
-    """The indentation every non-blank line shares ("" when one starts at the first column): a paste set
-    in a Markdown code block by four spaces, or quoted with a tab, whose own indentation comes after it."""
-    leads = [line[: len(line) - len(line.lstrip(" \t"))] for line in lines if line.strip()]
-    return os.path.commonprefix(leads) if leads else ""
+    """The indentation (and comment marker) every non-blank line shares ("" when one starts at the first
+    column): a paste set in a Markdown code block by four spaces, quoted with a tab, or commented out in
+    a script, whose own indentation comes after it."""
+    common = os.path.commonprefix([line for line in lines if line.strip()])
+    found = _MARGIN.match(common)
+    return found.group(0) if found else ""
 
 
 def rejoined(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
