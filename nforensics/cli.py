@@ -25,7 +25,7 @@ app = typer.Typer(
     name="nforensics",
     help="Explain, confirm and report AWS Neuron toolchain failures.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
 )
 
@@ -348,7 +348,7 @@ def main() -> None:
     try:
         # Without standalone mode click returns typer.Exit's code instead of raising it.
         command = help_metavars(typer.main.get_command(_only(sys.argv[1] if len(sys.argv) > 1 else None)))
-        code = command(standalone_mode=False)
+        code = command(standalone_mode=False, prog_name="nforensics")  # (also under python -m nforensics)
     except InputError as exc:
         sys.stderr.write(f"nforensics: {exc}\n")
         sys.exit(exc.exit_code)

@@ -157,3 +157,10 @@ def test_a_notebook_stream_on_one_line_is_read_line_by_line(tmp_path):
     assert [f["family"] for f in cell["findings"]] == [f["family"] for f in plain["findings"]]
     evidence = cell["findings"][0]["evidence"]
     assert evidence and all(e["line"] == 1 and "output_type" not in e["text"] for e in evidence)
+
+
+def test_shell_completion_is_offered_and_completes_commands():
+    script = run_cli_text("--show-completion", "bash")
+    assert script.returncode == 0 and "_nforensics_completion" in script.stdout
+    done = run_cli_text(env={"_NFORENSICS_COMPLETE": "complete_bash", "COMP_WORDS": "nforensics exp", "COMP_CWORD": "1"})
+    assert done.stdout.split() == ["explain"]
