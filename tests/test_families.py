@@ -934,3 +934,24 @@ def test_an_internal_code_of_an_input_component_is_unsupported_input_only_when_i
     said = "[ERROR] [NCC_ISPP027] Reduce operation with multiple operand tensors is not\nsupported.\n"
     assert _top_family(said) == "compiler-unsupported-input"
     assert _top_family("[ERROR] [NCC_ISPP027] Reduce operation lowering failed\nunexpectedly.\n") != "compiler-unsupported-input"
+
+
+def test_a_run_stopped_by_hand_whose_engine_then_reports_it_died_is_a_run_that_did_not_finish():
+    stopped = ('Traceback (most recent call last):\n  File "bench.py", line 9, in main\n    time.sleep(10)\n'
+               "KeyboardInterruptKeyboardInterrupt\n\n"  # two ranks' lines glued together
+               "ERROR 07-01 07:13:39 [core_client.py:616] Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.\n")
+    findings = analyze_text(stopped).findings
+    assert findings[0].family == "process-hang"
+    # Started again at a shell prompt and failing there: the interrupt is history.
+    again = stopped + "ubuntu@ip-10-0-0-1:~$ python bench.py --resume\nRuntimeError: nrt_init failed. Status = 1\n"
+    assert _top_family(again) != "process-hang"
+
+
+def test_a_line_after_an_exception_without_a_message_is_its_message_only_when_it_is_no_record():
+    log = ("RuntimeError: \nUnknown type name '__torch__.torch.classes.neuron.Model':\n"
+           "ValueError: \nERROR 07-01 07:13:39 [core.py:1] Engine core died\n")
+    from nforensics.parse import assemble
+
+    parsed, _ = assemble("x", enumerate(log.splitlines(), 1))
+    assert [(t.exception, t.message or None) for t in parsed.tracebacks] == [
+        ("RuntimeError", "Unknown type name '__torch__.torch.classes.neuron.Model':"), ("ValueError", None)]

@@ -99,6 +99,8 @@ CASES = [
     ("prefixes", None, "INFO  PyProcess W-108-llama3-stdout: WARNING 07-09 11:38:18 utils.py:465] Pin memory", "start",
      {("RELAYED", "INFO  PyProcess W-108-llama3-stdout: ")}),
     ("prefixes", None, "nrtd[17]: [NRTD:nrtd_main] Failed to initialize devices", "start", {("SYSLOG_TAG", "nrtd[17]: ")}),
+    ("prefixes", None, "[2026-07-01 06:55:12] WARNING platform.py:430: Pin memory is not supported on Neuron.", "start",
+     {("STAMPED_LOGGER", "[2026-07-01 06:55:12] WARNING platform.py:430: ")}),
     # messages.lark (one start rule per shape found inside a message)
     ("messages", "diagnostic", "[INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers", "coded",
      {("SEVERITY_TAG", "[INTERNAL_ERROR]"), ("CODE", "NCC_IXLV002")}),

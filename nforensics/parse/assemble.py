@@ -38,6 +38,14 @@ from nforensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_RETAI
 from nforensics.parse.tracebacks import TracebackReader
 from nforensics.records import ERROR_LEVELS, ParsedLog, ProcessOutcome, SourceLine
 
+# A line that starts a record of its own (a level word, a timestamp, a bracketed tag), not the message an
+# exception printed below its class.
+_RECORD_HEAD = re.compile(r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b|\d|\[")
+# A shell's prompt before a command: `ubuntu@ip-172-31-3-88:~$ python train.py`, `(venv) $ torchrun ...` (bounded repeats:
+# no backtracking on a long line).
+_SHELL_PROMPT = re.compile(r"(?:\([\w.-]{1,64}\) ?)?(?:[\w.-]{1,64}@[\w.-]{1,128}:[^$\s]{0,256})?\$ \S")
+INTERRUPT_AFTERMATH = 20  # lines after a ^C whose errors are the run shutting down, not a new failure
+GLUED_TWIN_CHARS = 12  # a line that is one shorter line twice over (`KeyboardInterruptKeyboardInterrupt`)
 _API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
 _DIGITS = re.compile(r"\d+")
 
@@ -68,11 +76,7 @@ class _Assembler(BlockReader, TracebackReader):
             self.open_diagnostic = None
             self.ice_field = None if self.ice_field != "Error message" else self.ice_field
             return
-        self.last_text = number
-        self.tail.append((number, segment))
-        if "aiting" in segment:  # a polling loop prints the same line, its counters and clock aside
-            shape = _DIGITS.sub("", segment)
-            self.waiting = (shape, self.waiting[1] + 1 if self.waiting and self.waiting[0] == shape else 1)
+        self._progress(number, segment)
         # A Go frame's function call sits on the line between two path lines.
         if self.open_stack is not None and number > self.open_stack.end_line + (2 if self.open_stack.syntax == "go" else 1):
             self.open_stack = None
@@ -94,7 +98,10 @@ class _Assembler(BlockReader, TracebackReader):
                 self.repeated_below_error.append(number)
             return
         before = self._record_count()
+        segment = _untwinned(segment)
         body, wrapper_level = unwrap(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
+        if wrapper_level is not None:  # a logger's levelled record, not an exception's message going on
+            self.message_awaited = None
         if body.startswith("**") and (bold := MARKDOWN_BOLD.match(body)):
             body = bold.group(1)
         if self.frame_awaiting_code is not None:
@@ -114,6 +121,16 @@ class _Assembler(BlockReader, TracebackReader):
             event = self.log.events[-1] if self.log.events and self.log.events[-1].line == number else None
             self.uneventful[skeleton] = event.level if event is not None else None
 
+    def _progress(self, number: int, segment: str) -> None:
+        """How the log goes on and ends: its last lines, a shell prompt (a command started), a poll repeating."""
+        self.last_text = number
+        self.tail.append((number, segment))
+        if "$ " in segment and _SHELL_PROMPT.match(segment):
+            self.last_prompt = number
+        if "aiting" in segment:  # a polling loop prints the same line, its counters and clock aside
+            shape = _DIGITS.sub("", segment)
+            self.waiting = (shape, self.waiting[1] + 1 if self.waiting and self.waiting[0] == shape else 1)
+
     def _remember_recent(self, number: int, raw: str) -> None:
         if not self.recent or self.recent[-1] != (number, raw):
             self.recent.append((number, raw))
@@ -131,7 +148,7 @@ class _Assembler(BlockReader, TracebackReader):
         awaited, self.message_awaited = self.message_awaited, None
         if awaited is not None and not any(c.isalnum() for c in body):
             self.message_awaited = awaited  # a rule of `====` under torchrun's ChildFailedError: the message follows
-        elif awaited is not None and not maybe_traceback(body):
+        elif awaited is not None and not maybe_traceback(body) and not _RECORD_HEAD.match(body):
             awaited.message, awaited.end_line = body.strip(), number
             self._message(number, f"{awaited.exception}: {awaited.message}", producer=None, level=None, component=None)
             return True
@@ -257,7 +274,10 @@ class _Assembler(BlockReader, TracebackReader):
         self.log.stacks[:] = [s for s in self.log.stacks if s.syntax != "root" or s.end_line > s.line]
         self._drop_retyped_codes()
         # A run stopped by hand and then started again, failing: the interrupt is history, not the outcome.
-        self.log.outcomes[:] = [o for o in self.log.outcomes if o.kind != "interrupted" or o.line >= self.last_error]
+        # (Errors right after it are its aftermath: workers and engines reporting that they were stopped.)
+        # A shell prompt between them says the run was started again.
+        self.log.outcomes[:] = [o for o in self.log.outcomes if o.kind != "interrupted" or (
+            o.line + INTERRUPT_AFTERMATH >= self.last_error and not o.line < self.last_prompt < self.last_error)]
         self.log.repeated_below_error = list(self.repeated_below_error)
         self.log.total_lines = self.last_line
         # (One line number may hold several lines of text, decoded from one physical line, in their order.)
@@ -272,6 +292,14 @@ class _Assembler(BlockReader, TracebackReader):
         diagnostics = self.log.diagnostics
         if self.unbracketed_codes and any(d.line not in self.unbracketed_codes for d in diagnostics):
             diagnostics[:] = [d for d in diagnostics if d.line not in self.unbracketed_codes]
+
+
+def _untwinned(segment: str) -> str:
+    """One copy of a line two ranks printed at the same moment, glued together (`KeyboardInterruptKeyboardInterrupt`)."""
+    half = len(segment) // 2
+    if half >= GLUED_TWIN_CHARS and len(segment) % 2 == 0 and segment.startswith(segment[half:]):
+        return segment[:half]
+    return segment
 
 
 def _api_operation(api: str) -> str:

@@ -59,6 +59,7 @@ class AssemblerState:
         self.message_awaited: PythonTraceback | None = None  # an exception printed with its message below it
         self.last_error = 0  # line of the last record that reported an error
         self.last_text = 0  # line of the last non-blank line
+        self.last_prompt = 0  # line of the last shell prompt: a command started there
         self.tail: deque[tuple[int, str]] = deque(maxlen=2)  # the last two non-blank segments: how the log ends
         self.waiting: tuple[str, int] | None = None  # the latest "waiting ..." line's shape (digits out), how often
         # line shapes (digits removed) that yielded no record -> the level their producer printed them at, if any

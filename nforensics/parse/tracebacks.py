@@ -49,7 +49,8 @@ class TracebackReader(MessageReader):
         traceback.message = line.message
         traceback.end_line = number
         # `RuntimeError:` alone: TorchScript and C++ extensions print the message on the lines below it.
-        self.message_awaited = None if line.message else traceback
+        # (A KeyboardInterrupt or SystemExit has none: the line after it is the next record.)
+        self.message_awaited = None if line.message or line.name in ("KeyboardInterrupt", "SystemExit") else traceback
         if line.name == "KeyboardInterrupt":  # stopped by hand where the frames end, not failed there
             self._add(self.log.outcomes, ProcessOutcome.model_construct(line=number, kind="interrupted", signal=2,
                                                                         text=line.name))

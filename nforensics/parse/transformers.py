@@ -265,6 +265,8 @@ class PrefixShapes(Transformer):
         for token in parts[:-1]:
             if token.type == "VLLM":
                 level = token.split(" ", 1)[0]
+            elif token.type == "STAMPED_LOGGER":
+                level = token.split("] ", 1)[1].split(" ", 1)[0]
             elif token.type == "PYLOG":
                 level = token.rstrip(" \t:").rsplit(":", 1)[-1]
             elif token.type == "PYLOG_BARE":
