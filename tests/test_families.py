@@ -500,6 +500,14 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     # A code printed as internal whose message, wrapped onto the next line, says what is not supported.
     ("[ERROR] [NCC_ISPP027] Reduce operation with multiple operand tensors is not\nsupported. Encountered reduce "
      "operation with 2 operands.", "compiler-unsupported-input"),
+    # The inf1 daemon could not reserve its cores in a group.
+    # (`Check failed: 0 == ...` is a C++ CHECK comparing with 0, not a count of no failures.)
+    ("mxnet.base.MXNetError: [00:26:32] src/operator/subgraph/neuron/./neuron_util.h:221: Check failed: 0 == "
+     "create_eg_rsp.status().code() Failed to create NeuronCore Group with KRTD Error. KRTD Status Code: 4",
+     "neuroncores-in-use"),
+    # A tool of the Neuron tools failed in its own script.
+    ('  File "/opt/aws/neuron/bin/neuron-monitor-cloudwatch.py", line 119, in process_data\n'
+     "    instance_info = monitor_data['instance_data']\nKeyError: 'instance_data'", "profiler-tools"),
     # TorchScript prints its message on the line under the exception's class.
     ("RuntimeError: \nUnknown type name '__torch__.torch.classes.neuron.Model':", "framework-plugin-setup"),
 ])
