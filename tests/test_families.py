@@ -963,3 +963,20 @@ def test_a_line_after_an_exception_without_a_message_is_its_message_only_when_it
     parsed, _ = assemble("x", enumerate(log.splitlines(), 1))
     assert [(t.exception, t.message or None) for t in parsed.tracebacks] == [
         ("RuntimeError", "Unknown type name '__torch__.torch.classes.neuron.Model':"), ("ValueError", None)]
+
+
+NEURON_CC_ICE = """\
+05/24/2021 11:12:51 PM ERROR [neuron-cc]: ***************************************************************
+05/24/2021 11:12:51 PM ERROR [neuron-cc]:  An Internal Compiler Error has occurred
+05/24/2021 11:12:51 PM ERROR [neuron-cc]: ***************************************************************
+05/24/2021 11:12:51 PM ERROR [neuron-cc]:
+05/24/2021 11:12:51 PM ERROR [neuron-cc]: Error message:  Non-zero exit status ({status}) for command: /venv/lib/python3.7/site-packages/neuroncc/starfish/bin/pre_sched --hhir hh.json
+05/24/2021 11:12:51 PM ERROR [neuron-cc]:
+05/24/2021 11:12:51 PM ERROR [neuron-cc]: Error class:    CompilerInternalError
+"""
+
+
+def test_an_ice_whose_stage_the_kernel_killed_is_the_host_running_out_of_memory_first():
+    killed = analyze_text(NEURON_CC_ICE.format(status=137)).findings
+    assert [f.family for f in killed][:2] == ["host-oom-kill", "compiler-internal-crash"]
+    assert _top_family(NEURON_CC_ICE.format(status=134)) != "host-oom-kill"  # an abort is the stage's own

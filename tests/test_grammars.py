@@ -116,6 +116,8 @@ CASES = [
     ("messages", "exit_status", "Command '['neuronx-cc']' died with <Signals.SIGKILL: 9>.", "died_with",
      {("SIGNAL", "SIGKILL")}),
     ("messages", "exit_status", "returned non-zero exit status 70.", "nonzero", {("INT", "70")}),
+    ("messages", "exit_status", "Non-zero exit status (137) for command: /venv/neuroncc/starfish/bin/pre_sched",
+     "stage_nonzero", {("INT", "137")}),
     ("messages", "exit_status", "INFO:Neuron:Compile command returned: -9", "command_returned", {("INT", "-9")}),
     ("messages", "outcome", "^Csignal: interrupt", "interrupted", {("INTERRUPTED", "^C")}),
     ("messages", "outcome", "Shard process was signaled to shutdown with signal 9 rank=0", "signalled",
@@ -199,6 +201,7 @@ NEAR_MISSES = [
     ("messages", "bare_diagnostic", "NCC_IXLV02 and MYNCC_IXLV002", "bare_diagnostic"),  # two digits; inside a word
     ("messages", "named_status", "nrt_execute returned an error", "named_status"),  # an API name, not a status
     ("messages", "exit_status", "the compile exited early", "nonzero"),
+    ("messages", "exit_status", "Non-zero exit status is expected from this probe", "stage_nonzero"),
     ("messages", "nrt_status", "the status of the model is unknown", "nrt_status"),
     ("messages", "nrt_status", "err: none", "err_number"),
     ("messages", "nrt_status", "HTTP response status=200 OK", "api_status"),

@@ -73,6 +73,8 @@ class BlockReader(MessageReader):
         assert ice is not None
         if key == "Error message":
             ice.error_message = value or ice.error_message
+            # (`Non-zero exit status (137) for command: .../pre_sched`: the stage that died, and how.)
+            self._statuses(number, value)
         elif key == "Error class":
             ice.error_class = value
         elif key == "Error location":

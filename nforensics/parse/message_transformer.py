@@ -72,6 +72,10 @@ class MessageShapes(Transformer):
         [code] = parts
         return ExitCode("neuronx-cc", int(code))
 
+    def stage_nonzero(self, parts: Parts) -> ExitCode:
+        [code] = parts
+        return ExitCode("compiler stage", int(code))
+
     def command_returned(self, parts: Parts) -> ExitCode:
         [code] = parts
         return ExitCode("neuron-cc", int(code))
