@@ -10,7 +10,7 @@ a code's component letters say more than a word that happens to co-occur with an
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from copy import copy
 from dataclasses import dataclass, field
 from functools import cache
@@ -225,6 +225,13 @@ class FamilyFacts:
                           and ("neff" in prose or "compil" in prose)][:3]
         return (lines, fields) if lines else None
 
+    def keeping(self, wanted: Callable[[int], bool]) -> FamilyFacts:
+        """The same facts with only the failure lines (and wrapped coded messages, by their first line) `wanted`."""
+        narrowed = copy(self)
+        narrowed.failure_lines = [(n, text) for n, text in self.failure_lines if wanted(n)]
+        narrowed.wrapped_messages = [m for m in self.wrapped_messages if wanted(m[0])]
+        return narrowed
+
     def _compiler_was_there(self) -> bool:
         """The log shows a Neuron compiler at work: its records, a code it prints, or its words (a serving
         engine's config validation saying "Assertion failed" is no compiler's)."""
@@ -309,6 +316,11 @@ _SELECTORS = (
 )
 
 
+def _near(records: list[int]) -> Callable[[int], bool]:
+    lines = tuple(records)
+    return lambda n: any(abs(n - line) <= NEAR_RECORD_LINES for line in lines)
+
+
 def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, object], float] | None:
     lines: list[int] = []
     fields: dict[str, object] = {}
@@ -320,12 +332,7 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
         if name == "words" and heads:
             # Words that say what a runtime or compiler record (or a coded diagnostic) failed at are printed around it, not
             # anywhere in a long log (a warning at start-up is no cause of an error an hour later).
-            near = copy(facts)
-            near.failure_lines = [(n, text) for n, text in facts.failure_lines
-                                  if any(abs(n - head) <= NEAR_RECORD_LINES for head in heads)]
-            near.wrapped_messages = [(first, last, text) for first, last, text in facts.wrapped_messages
-                                     if any(abs(first - head) <= NEAR_RECORD_LINES for head in heads)]
-            facts = near
+            facts = facts.keeping(_near(heads))
         held = selector(facts, rule)
         if held is None:
             return None
@@ -357,9 +364,7 @@ _NEURON_TRACE = re.compile(r"neuron|trainium|inferentia|nccom|ncc_|(?<![a-z0-9])
 
 def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
     """Every family with a rule that holds, with the lines behind it and the fields its selectors read."""
-    errors_only = copy(facts)
-    errors_only.failure_lines = [(n, text) for n, text in facts.failure_lines if n not in facts.below_error]
-    errors_only.wrapped_messages = [m for m in facts.wrapped_messages if m[0] not in facts.below_error]
+    errors_only = facts.keeping(lambda n: n not in facts.below_error)
     hits = []
     for family in kb.families.values():
         best: tuple[list[int], dict[str, object], float] | None = None

@@ -83,34 +83,39 @@ def _tables() -> dict:
 
 
 @cache
-def shipped(name: str, key: str) -> dict | None:
-    """A table derived from grammar `name` and shipped beside its parse tables (`words`, `prefixes`: see
-    forensics/parse/literals.py), when it was built from this very grammar text by this lark version."""
+def _current_entry(name: str, text: str) -> dict | None:
+    """Grammar `name`'s entry in tables.bin when it was built from this very text by this lark version."""
     import lark
 
     entry = _tables().get(name)
-    text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
-    if not entry or entry["sha256"] != digest(text) or entry["lark"] != lark.__version__:
-        return None
-    table = entry.get(key)
+    return entry if entry and entry["sha256"] == digest(text) and entry["lark"] == lark.__version__ else None
+
+
+@cache
+def grammar_text(name: str) -> str:
+    return (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
+
+
+@cache
+def shipped(name: str, key: str) -> dict | None:
+    """A table derived from grammar `name` and shipped beside its parse tables (`words`, `prefixes`: see
+    nforensics/parse/literals.py), when it is current."""
+    entry = _current_entry(name, grammar_text(name))
+    table = entry.get(key) if entry else None
     return table if isinstance(table, dict) else None
 
 
 def prebuilt(name: str, text: str, transformer: Transformer | None = None) -> Lark | None:
     """The parser from the tables shipped in nforensics/parse/tables.bin, when they were built from this very
     grammar text by this lark version; else None."""
-    import lark
-
-    entry = _tables().get(name)
-    if not entry or entry["sha256"] != digest(text) or entry["lark"] != lark.__version__:
-        return None
-    return Lark._load_from_dict(entry["data"], entry["memo"], transformer=transformer)
+    entry = _current_entry(name, text)
+    return Lark._load_from_dict(entry["data"], entry["memo"], transformer=transformer) if entry else None
 
 
 @cache
 def parser(name: str) -> Lark:
     """The parser of grammar `name`, with its transformer (TRANSFORMERS) built in."""
-    text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
+    text = grammar_text(name)
     transformer = TRANSFORMERS[name]()
     return prebuilt(name, text, transformer) or build(name, text, transformer)
 

@@ -24,10 +24,8 @@ from lark.lexer import PatternStr
 from nforensics.parse.grammars import parser, shipped
 
 if sys.version_info >= (3, 11):
-    from re import _constants as sre_constants
-    from re import _parser as sre_parse
-else:  # Python 3.10 names the regex parser's modules this way
-    import sre_constants
+    from re import _parser as sre_parse  # the stdlib's own regex parser, with its opcodes (as knowledge/order.py)
+else:  # Python 3.10 names it this way
     import sre_parse
 
 
@@ -72,21 +70,21 @@ def _pattern_words(items: Any, folded: bool) -> Words | None:
             run.clear()
 
     for op, arg in items:
-        if op is sre_constants.LITERAL:
+        if op is sre_parse.LITERAL:
             run.append(chr(arg))
             continue
         close_run()
-        if op is sre_constants.SUBPATTERN:
+        if op is sre_parse.SUBPATTERN:
             _group, add_flags, del_flags, inner = arg
-            inner_folded = (folded or bool(add_flags & sre_constants.SRE_FLAG_IGNORECASE)) and not (
-                del_flags & sre_constants.SRE_FLAG_IGNORECASE)
+            inner_folded = (folded or bool(add_flags & sre_parse.SRE_FLAG_IGNORECASE)) and not (
+                del_flags & sre_parse.SRE_FLAG_IGNORECASE)
             found = _pattern_words(inner, inner_folded)
-        elif op is sre_constants.BRANCH:
+        elif op is sre_parse.BRANCH:
             branches = [_pattern_words(branch, folded) for branch in arg[1]]
             found = None if any(b is None for b in branches) else _union(branches)  # type: ignore[arg-type]
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and arg[0] >= 1:
+        elif op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT) and arg[0] >= 1:
             found = _pattern_words(arg[2], folded)
-        elif op is sre_constants.ASSERT:  # a positive lookahead or lookbehind: its text is there too
+        elif op is sre_parse.ASSERT:  # a positive lookahead or lookbehind: its text is there too
             found = _pattern_words(arg[1], folded)
         else:  # a class, any character, an anchor, a negative lookaround, an optional repeat: no word
             found = None
@@ -100,27 +98,27 @@ def _pattern_prefixes(items: Any) -> frozenset[str] | None:
     """The words every match of a parsed regex sequence starts with (one of them), or None when unknown."""
     run: list[str] = []
     for op, arg in items:
-        if op is sre_constants.LITERAL:
+        if op is sre_parse.LITERAL:
             run.append(chr(arg))
             continue
         if run:
             break
-        if op is sre_constants.MAX_REPEAT and arg[0] == 0 and _is_space(arg[2]):
+        if op is sre_parse.MAX_REPEAT and arg[0] == 0 and _is_space(arg[2]):
             continue  # leading spaces: the callers strip them
-        if op is sre_constants.SUBPATTERN and not arg[1] & sre_constants.SRE_FLAG_IGNORECASE:
+        if op is sre_parse.SUBPATTERN and not arg[1] & sre_parse.SRE_FLAG_IGNORECASE:
             return _pattern_prefixes(arg[3])
-        if op is sre_constants.BRANCH:
+        if op is sre_parse.BRANCH:
             branches = [_pattern_prefixes(branch) for branch in arg[1]]
             return None if any(b is None for b in branches) else frozenset().union(*branches)  # type: ignore[arg-type]
-        if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and arg[0] >= 1:
+        if op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT) and arg[0] >= 1:
             return _pattern_prefixes(arg[2])
         return None
     return frozenset(["".join(run)]) if run else None
 
 
 def _is_space(items: Any) -> bool:
-    return list(items) in ([(sre_constants.IN, [(sre_constants.CATEGORY, sre_constants.CATEGORY_SPACE)])],
-                           [(sre_constants.LITERAL, ord(" "))])
+    return list(items) in ([(sre_parse.IN, [(sre_parse.CATEGORY, sre_parse.CATEGORY_SPACE)])],
+                           [(sre_parse.LITERAL, ord(" "))])
 
 
 def _first_of(words: frozenset[str]) -> tuple[str, ...]:
@@ -138,7 +136,7 @@ def _union(parts: list[Words]) -> Words:
 def regex_words(pattern: str, folded: bool = False) -> Words | None:
     """Words one of which any text `pattern` matches contains (None: the pattern needs no particular word)."""
     parsed = sre_parse.parse(pattern)
-    return _pattern_words(parsed, folded or bool(parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE))
+    return _pattern_words(parsed, folded or bool(parsed.state.flags & sre_parse.SRE_FLAG_IGNORECASE))
 
 
 class _GrammarWords:
@@ -174,7 +172,7 @@ class _GrammarWords:
             if isinstance(pattern, PatternStr):
                 return frozenset([pattern.value])
             parsed = sre_parse.parse(pattern.to_regexp())
-            return None if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE else _pattern_prefixes(parsed)
+            return None if parsed.state.flags & sre_parse.SRE_FLAG_IGNORECASE else _pattern_prefixes(parsed)
         if name in self.visiting:
             return None
         self.visiting.add(name)
