@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -30,12 +31,35 @@ from nforensics.knowledge.wording import tokens  # noqa: E402
 ALLOWED = tomllib.loads((REPO / "tests" / "corpus_families.toml").read_text(encoding="utf-8"))
 
 
+# A case keeps its error masked (numbers, paths, times and ids as placeholders): nobody pastes `<n>`, so the
+# query puts back a value of the masked kind, in the shape the tools print it (an NRT line's clock and
+# pid:tid, a compiler's ISO time), and the lines are read as a pasted log is.
+_PLACEHOLDERS = [
+    (re.compile(r"<ts>(?= <n>:<n> )"), "2024-Jan-01 00:00:00.000000"),
+    (re.compile(r"<ts>(?=:)"), "2024-01-01 00:00:00.000000"),
+    (re.compile(r"<ts>"), "2024-01-01T00:00:00Z"),
+    (re.compile(r"<path>/"), "/home/user/work/"),
+    (re.compile(r"MODULE_<id>"), "MODULE_1a2b3c4d5e6f"),
+    (re.compile(r"neuronxcc-<id>"), "neuronxcc-2.14.227.0+2d4f85be"),
+    (re.compile(r"<hex>"), "0x7f3a"),
+    (re.compile(r"<uuid>"), "123e4567-e89b-12d3-a456-426614174000"),
+    (re.compile(r"<ip>"), "10.0.0.1"),
+    (re.compile(r"<n>"), "7"),
+]
+
+
+def as_pasted(template: str) -> str:
+    for pattern, value in _PLACEHOLDERS:
+        template = pattern.sub(value, template)
+    return template
+
+
 def own_error(case: Case) -> str:
     """The case's own error as a log again, from what the case keeps: its failure site as a traceback,
-    then its error lines (kept last-first) in the order they were printed."""
+    then its error lines (kept last-first) in the order they were printed, placeholders filled in."""
     frames = [f'  File "{frame.split(":")[0]}", line 1, in {frame.partition(":")[2] or "<module>"}' for frame in case.frames]
     head = ["Traceback (most recent call last):", *frames] if frames else []
-    messages = list(reversed(case.templates))
+    messages = [as_pasted(line) for line in reversed(case.templates)]
     if case.exception and not any(line.startswith(case.exception) for line in messages):
         messages.append(f"{case.exception}: (message not kept)")
     return "\n".join([*head, *messages]) + "\n"
