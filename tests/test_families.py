@@ -826,9 +826,29 @@ def test_a_compiler_crash_on_a_full_disk_says_so_first():
     ice = ("2026-07-01T08:13:07Z ERROR 136165 [neuronxcc.driver.CommandDriver]: {}\n" * 3).format(
         "*" * 40, " An Internal Compiler Error has occurred", "*" * 40)
     full = ice + "2026-07-01T08:13:07Z USER 136165 [neuronxcc.driver.CommandDriver]: [Errno 28] No space left on device\n"
-    [finding] = analyze_text(full).findings
-    assert (finding.family, finding.hypotheses[0].id) == ("compiler-internal-crash", "compiler-host-resources")
-    assert analyze_text(ice).findings[0].hypotheses[0].id != "compiler-host-resources"  # the disk is the evidence
+    died, banner = analyze_text(full).findings
+    assert (died.signature, died.hypotheses[0].id) == ("compiler-stage-process-died", "disk-full")
+    assert banner.family == "compiler-internal-crash"  # the banner that reported it comes second
+    [alone] = analyze_text(ice).findings  # the banner alone: the compiler's own failure, for want of a cause
+    assert alone.family == "compiler-internal-crash" and alone.hypotheses[0].id != "compiler-host-resources"
+
+
+def test_an_ice_whose_stage_died_of_a_signal_leads_with_the_death_and_one_that_reported_an_error_does_not():
+    banner = "03/14/2022 09:41:27 AM ERROR 23117 [neuron-cc]:  An Internal Compiler Error has occurred\n"
+    message = ("03/14/2022 09:41:27 AM ERROR 23117 [neuron-cc]: Error message:  Non-zero exit status ({}) for command: "
+               "/venv/lib/python3.7/site-packages/neuroncc/starfish/bin/list_sch --hhir hh.json\n")
+    for status, hypothesis in ((134, "native-stage-crash"), (139, "native-stage-crash"), (-11, "native-stage-crash")):
+        top = analyze_text(banner + message.format(status)).findings[0]
+        assert (top.family, top.hypotheses[0].id, top.fields["stage"]) == ("compiler-abnormal-termination", hypothesis, "list_sch")
+    assert analyze_text(banner + message.format(137)).findings[0].family == "host-oom-kill"  # SIGKILL: the host's memory
+    assert analyze_text(banner + message.format(1)).findings[0].family == "compiler-internal-crash"  # its own error
+    pool = "03/14/2022 09:41:27 AM ERROR 23117 [neuron-cc]: Error message:  A process in the process pool was terminated abruptly\n"
+    top = analyze_text(banner + pool).findings[0]
+    assert (top.family, top.hypotheses[0].id) == ("compiler-abnormal-termination", "worker-lost-memory")
+    # the same Python message from a program that is not the compiler is not the compiler's
+    elsewhere = analyze_text("concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated "
+                             "abruptly while the future was running or pending.\n").findings
+    assert all(f.family != "compiler-abnormal-termination" for f in elsewhere)
 
 
 def test_a_library_warning_it_copes_with_is_not_the_failure_of_a_run_that_failed_elsewhere():
