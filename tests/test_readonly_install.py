@@ -124,3 +124,37 @@ def test_writing_a_cache_file_prunes_the_ones_unused_for_a_week(tmp_path, monkey
     assert used.exists() and recent.exists() and in_progress.exists()
     assert (cache / "probe-link.json").is_symlink() and foreign.exists()  # not ours to remove
     assert disk_cache.remember("probe", ["new"], lambda: 4) == 3
+
+
+def test_of_each_kind_only_the_most_recently_used_few_are_kept(tmp_path, monkeypatch):
+    from nforensics.knowledge import disk_cache
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NFORENSICS_CACHE_DIR", str(cache))
+    keys = [f"edit-{n}" for n in range(disk_cache.KEEP_PER_KIND + 3)]
+    for age, key in enumerate(reversed(keys)):  # the last key written is the most recently used
+        disk_cache.remember("probe", [key], lambda: 1)
+        for path in cache.glob("probe-*.json"):
+            if os.stat(path).st_mtime > time.time() - 60 * age:
+                os.utime(path, (time.time() - 60 * (age + 1),) * 2)
+    disk_cache.remember("other", ["x"], lambda: 1)
+    disk_cache.remember("probe", ["latest"], lambda: 1)  # a write prunes
+    assert len(list(cache.glob("probe-*.json"))) == disk_cache.KEEP_PER_KIND
+    assert len(list(cache.glob("other-*.json"))) == 1  # another kind keeps its own
+    assert disk_cache.remember("probe", ["latest"], lambda: 2) == 1  # the newest survived
+
+
+def test_the_signature_pack_stamp_does_not_change_with_the_working_folder(tmp_path, monkeypatch):
+    from nforensics import knowledge
+
+    monkeypatch.setenv("NFORENSICS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # `python -m nforensics` puts the working folder first
+    knowledge.installed_packs.cache_clear()
+    knowledge.installed_packs()
+    (tmp_path / "run.log").write_text("a log written where the user works\n")
+    os.utime(tmp_path, (time.time() + 5,) * 2)
+    knowledge.installed_packs.cache_clear()
+    knowledge.installed_packs()
+    knowledge.installed_packs.cache_clear()
+    assert len(list((tmp_path / "cache").glob("packs-*.json"))) == 1

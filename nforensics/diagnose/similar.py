@@ -26,7 +26,7 @@ from nforensics import __version__
 from nforensics.diagnose.families import DEEPEST_FRAMES
 from nforensics.knowledge import KnowledgeBase
 from nforensics.knowledge.cases import CASES_DIR, Case, case_files, cases_for
-from nforensics.knowledge.disk_cache import is_private_file, private_dir, stamp
+from nforensics.knowledge.disk_cache import is_private_file, private_dir, prune, stamp
 from nforensics.knowledge.wording import ANCHOR_WEIGHT, tokens
 from nforensics.records import ParsedLog, SimilarReport
 
@@ -201,7 +201,8 @@ def _persist(db: sqlite3.Connection, path: Path) -> None:
         target.close()
         os.replace(partial, path)
     except (OSError, sqlite3.Error):
-        pass
+        return
+    prune(path.parent)
 
 
 def case_index(kb: KnowledgeBase) -> CaseIndex:

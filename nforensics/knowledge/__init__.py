@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import os
 import sys
 import zlib
 from collections.abc import Iterable, Sequence
@@ -213,10 +214,13 @@ def _pack_folder(entry_point: EntryPoint) -> Path:
 def installed_packs() -> tuple[Path, ...]:
     """Folders of the signature packs that installed distributions declare under the entry point group
     `nforensics.signatures`, e.g. `[project.entry-points."nforensics.signatures"] team = "team_kb"`."""
-    import sys
-
-    # Installing or removing a distribution changes its site-packages folder's mtime: that is the stamp.
-    folders = remember("packs", stamp(Path(entry) for entry in sys.path if entry), _scan_entry_points)
+    # Installing or removing a distribution changes its site-packages folder's mtime: that is the stamp. The
+    # working folder (`python -m`, pytest) is left out: logs written there would change the stamp every run.
+    try:
+        here = os.getcwd()
+    except OSError:  # the working folder was deleted under the run
+        here = ""
+    folders = remember("packs", stamp(Path(entry) for entry in sys.path if entry and entry != here), _scan_entry_points)
     return tuple(Path(folder) for folder in folders)
 
 

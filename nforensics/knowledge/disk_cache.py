@@ -4,10 +4,10 @@ Validating the catalogue's signature files compiles hundreds of regular expressi
 installed distribution for signature-pack entry points takes a few hundred milliseconds; a process that
 starts for one `explain` cannot afford either each time. Each result is keyed by the nforensics version and
 a stamp of its inputs (file names, sizes, mtimes), so any change recomputes it; writing a new file prunes
-the files no run has used for a week. It is an optimisation only: an unreadable or unwritable cache is ignored,
-silently. The folder is NFORENSICS_CACHE_DIR when set, else the user's cache folder or, when that cannot
-be had (a read-only home), a folder of the user's own in the temp folder; with neither, the results stay in
-memory for the process.
+the files no run has used for a week, and all but the few most recently used of each kind. It is an
+optimisation only: an unreadable or unwritable cache is ignored, silently. The folder is
+NFORENSICS_CACHE_DIR when set, else the user's cache folder or, when that cannot be had (a read-only home),
+a folder of the user's own in the temp folder; with neither, the results stay in memory for the process.
 
 A cache on a shared machine (a self-hosted CI runner, a login node) is an attack surface, so:
 - the folder is private: created 0700, and used only when it is a real folder (not a symlink) owned by
@@ -24,6 +24,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 import time
@@ -40,6 +41,10 @@ FORMAT = "json-1"  # part of every key: a change of encoding never reads an olde
 _OWNER_ONLY = 0o700
 _MAX_BYTES = 64 * 1024 * 1024  # a cache file larger than this is not ours to read
 STALE_AFTER = 7 * 24 * 3600  # a cache file unused this long is removed when the next one is written
+# ... and of each kind only the most recently used few are kept: a checkout being edited, or packages being
+# installed, makes a new key each time, and a week of those was hundreds of megabytes.
+KEEP_PER_KIND = 4
+_CACHE_FILE = re.compile(r"(?P<kind>[a-z][a-z-]{0,40})-[0-9a-f]{24}\.(?:json|sqlite)")
 _LEFTOVER_SECONDS = 3600  # a temporary file this old belongs to no run still writing it
 
 
@@ -265,21 +270,30 @@ def _write(folder: Path, target: Path, text: str) -> None:
 
 def prune(folder: Path) -> None:
     """Remove what no run reads any more: files of this cache not used for STALE_AFTER (an older catalogue
-    or install, a deleted checkout: a hit refreshes a file's time), and temporary files a killed run left
-    behind. Only this user's own regular files are touched."""
+    or install, a deleted checkout: a hit refreshes a file's time) or beyond the KEEP_PER_KIND most recently
+    used of their kind, and temporary files a killed run left behind. Only this user's own regular files
+    are touched."""
     now = time.time()
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
+    kept: dict[str, list[tuple[float, str]]] = {}
     for entry in entries:
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
+        if not _private(info):
+            continue
         leftover = entry.name.startswith(".") or entry.name.endswith(".partial")
-        if _private(info) and now - info.st_mtime > (_LEFTOVER_SECONDS if leftover else STALE_AFTER):
+        if now - info.st_mtime > (_LEFTOVER_SECONDS if leftover else STALE_AFTER):
             _unlink(entry.path)
+        elif (ours := _CACHE_FILE.fullmatch(entry.name)) is not None:
+            kept.setdefault(ours["kind"], []).append((info.st_mtime, entry.path))
+    for files in kept.values():
+        for _, path in sorted(files, reverse=True)[KEEP_PER_KIND:]:
+            _unlink(path)
 
 
 def _touch(path: Path) -> None:
