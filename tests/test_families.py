@@ -1000,3 +1000,27 @@ def test_an_ice_whose_stage_the_kernel_killed_is_the_host_running_out_of_memory_
     killed = analyze_text(NEURON_CC_ICE.format(status=137)).findings
     assert [f.family for f in killed][:2] == ["host-oom-kill", "compiler-internal-crash"]
     assert _top_family(NEURON_CC_ICE.format(status=134)) != "host-oom-kill"  # an abort is the stage's own
+
+
+def test_another_compilers_internal_compiler_error_is_not_a_neuron_compilers():
+    gcc = ("numpy/core/src/umath/loops.c.src:202:20: internal compiler error: in convert_move, at expr.c:218\n"
+           "Please submit a full bug report,\nlto-wrapper: fatal error: arm-linux-gnueabihf-gcc returned 1 exit status\n")
+    assert _top_family(gcc) != "compiler-internal-crash"
+    assert _top_family("$ neuronx-cc compile model.hlo --target trn1\ninternal compiler error: in tile_loop\n") == \
+        "compiler-internal-crash"
+
+
+def test_a_graph_the_compilers_frontend_could_not_read_is_an_unsupported_input():
+    line = ("02/22/2022 12:27:28 PM ERROR 8902 [neuron-cc]: Failed to parse model /tmp/w/graph_def.pb: Traceback (most "
+            "recent call last):\n  [bt] (0) /venv/lib/python3.7/site-packages/tvm/libtvm.so(TVMFuncCall+0x52) [0x7ff9403b7d72]\n")
+    assert _top_family(line) == "compiler-unsupported-input"
+    assert _top_family("onnxruntime: Failed to parse model /tmp/m.onnx: protobuf parsing failed\n") is None
+
+
+def test_a_backend_stage_the_driver_saw_die_of_a_signal_is_the_processes_death():
+    died = ("walrus_driver: Hwm.cpp:325: Assertion `false && \"not implemented\"' failed.\n"
+            "2026-07-18T16:24:06Z ERROR [job.WalrusDriver.0]: Backend exited with code {} and stderr:\n")
+    top = analyze_text(died.format(-6)).findings[0]
+    assert (top.family, top.hypotheses[0].id) == ("compiler-abnormal-termination", "native-stage-crash")
+    assert [e.text for e in top.hypotheses[0].evidence] == ["exit_status = -6"]  # a field cites its value
+    assert analyze_text(died.format(1)).findings[0].family == "compiler-internal-crash"  # it reported its own error

@@ -405,3 +405,11 @@ def test_what_a_reply_or_a_web_page_did_to_a_line_is_undone(pasted, line):
 ])
 def test_lines_that_only_look_quoted_or_escaped_are_kept(line):
     assert unescaped(line) == [line]
+
+
+def test_a_progress_dot_glued_before_a_records_date_is_not_part_of_the_record():
+    glued = ".02/22/2022 12:27:28 PM ERROR 8902 [neuron-cc]: Failed to parse model /tmp/w/graph_def.pb\n"
+    assert [(e.producer, e.component) for e in _parse(glued).events] == [("compiler", "neuron-cc")]
+    assert _parse("..." + glued[1:]).events == _parse(glued).events  # a run of dots, as before
+    # a dot before anything but a date is the line's own (a decimal): no record is made of what follows it
+    assert not _parse(".02 seconds later ERROR 8902 [neuron-cc]: x\n").events

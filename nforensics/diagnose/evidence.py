@@ -68,8 +68,9 @@ def _observe(rule: EvidenceRule, finding: Finding, env: Environment, retained: l
             return None
         package = normalise_package(rule.package)
         return _cite(env, f"pkg:{package}", f"{package} {version}", rule.note)
-    if rule.field:
-        return [] if _compare(finding.fields.get(rule.field), rule) else None
+    if rule.field:  # a field has no line of its own to cite: its value says what held
+        value = finding.fields.get(rule.field)
+        return [Evidence.model_construct(text=f"{rule.field} = {value}", note=rule.note)] if _compare(value, rule) else None
     if rule.fact:
         return [] if _compare(facts.get(rule.fact), rule) else None
     if rule.hlo:

@@ -67,7 +67,7 @@ class _Assembler(BlockReader, TracebackReader):
             segments = NRT_RECORD_START.split(piece) if piece.count(":") > 6 else [piece]
             for segment in segments:
                 shown = piece if len(pieces) > 1 else pieces[0]
-                if segment.startswith(".."):
+                if segment.startswith("."):
                     segment = GLUED_PROGRESS.sub("", segment)
                 self._feed_segment(number, shown, segment)
 

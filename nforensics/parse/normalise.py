@@ -38,8 +38,9 @@ _FOLDED_FUNCTION = re.compile(r"^(File \"[^\"]+\", line \d+, in \S+)\s+(.+)$")
 _FOLDED_EXCEPTION = re.compile(r"(?<!\s)\s+(?=(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): )")
 # A line a GitHub paste set in bold (`**...**`): the markers are the reporter's, not the producer's.
 MARKDOWN_BOLD = re.compile(r"^\*\*(?=[^*\s])(.*[^*\s])\*\*\s*$")
-# Progress characters a tool printed without a newline, glued in front of the next record.
-GLUED_PROGRESS = re.compile(r"^\.{2,}\s*(?=\S)")
+# Progress characters a tool printed without a newline, glued in front of the next record: a run of dots, or
+# even one dot when a record's date follows it (neuron-cc's `.02/22/2022 12:27:28 PM ERROR ...`).
+GLUED_PROGRESS = re.compile(r"^(?:\.{2,}\s*(?=\S)|\.(?=\d\d/\d\d/\d{4} |\d{4}-\d\d-\d\d[T ]))")
 
 def unescaped(raw: str) -> list[str]:
     """The log lines a physical line holds. A saved notebook or a log shipped as JSON holds them as JSON
