@@ -21,6 +21,8 @@ CASES = [
      "driver_line", {("LEVEL", "ERROR"), ("PID", "3835"), ("COMPONENT", "sg0000/Tensorizer/BirCodeGenLoop")}),
     ("compiler", None, "2023-10-25T08:32:15Z ERROR 50940 140579525248832 [neuronxcc.driver.CommandDriver]: x",
      "driver_line", {("PID", "50940"), ("THREAD", "140579525248832")}),
+    ("compiler", None, "2026-07-18T16:24:06Z ERROR [job.WalrusDriver.0]: Backend exited with code -6", "driver_line",
+     {("LEVEL", "ERROR"), ("COMPONENT", "job.WalrusDriver.0")}),
     ("compiler", None, "ERROR 40712 [neuronx-cc]: Error class:    KeyError", "untimed_driver_line",
      {("LEVEL", "ERROR"), ("PID", "40712"), ("COMPONENT", "neuronx-cc")}),
     ("compiler", None, "2024-08-15T14:51:41Z FATAL 3468 (sg00) [ColoringAllocator::Rep]: out of memory", "driver_line",
@@ -147,6 +149,7 @@ CASES = [
 # (grammar, start rule or None, line, the alternative it must not be read as)
 NEAR_MISSES = [
     ("compiler", None, "2024-08-15T14:51:41Z Running birverifier", "driver_line"),  # a timing line: no level
+    ("compiler", None, "2024-08-15T14:51:41Z ERROR: [x]: failed", "driver_line"),  # a level word, not a level field
     ("compiler", None, "ERROR [main]: connection refused", "untimed_driver_line"),  # another tool's: no pid
     ("compiler", None, "06/16/2021 08:46:36 ERROR [neuron-cc]: x", "legacy_line"),  # no AM/PM
     ("compiler", None, "2024-08-15T14:51:41Z ERROR 3835 [x]: failed", "timing_line"),  # a level makes it a driver line

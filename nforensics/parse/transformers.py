@@ -57,7 +57,7 @@ class CompilerShapes(Transformer):
 
     def driver_line(self, parts: Parts) -> ProducerLine:
         timestamp, level, pid, _thread, _subgraph, component, message = parts
-        return ProducerLine("compiler", _own_message(message), str(level), str(component), int(pid), str(timestamp))
+        return ProducerLine("compiler", _own_message(message), str(level), str(component), _number(pid), str(timestamp))
 
     def untimed_driver_line(self, parts: Parts) -> ProducerLine:
         level, pid, _thread, _subgraph, component, message = parts
