@@ -139,6 +139,10 @@ CASES = [
     ("messages", "api_call", "nrt_load API:IN: (model=x)", "api_call", {("API", "nrt_load"), ("API_PHASE", "IN")}),
     ("messages", "env_setting", "running with XLA_USE_BF16=1 set", "env_setting", {("ENV_NAME", "XLA_USE_BF16")}),
     ("messages", "instance_type", "on a trn1.32xlarge host", "instance_type", {("INSTANCE", "trn1.32xlarge")}),
+    ("traceback", None, "\tat ai.djl.serving.wlm.WorkerThread$Builder.build(WorkerThread.java:344) ~[wlm-0.29.0.jar:?]",
+     "java_frame", {("JAVA_CALL", "ai.djl.serving.wlm.WorkerThread$Builder.build"), ("JAVA_SOURCE", "WorkerThread.java:344")}),
+    ("traceback", None, "Caused by: java.util.concurrent.TimeoutException", "exception",
+     {("JAVA_CAUSE", "Caused by: "), ("EXC_NAME", "java.util.concurrent.TimeoutException")}),
     ("messages", "package_version", "nki==0.3.0 and more", "package_version", {("TEXT", " and more")}),
     ("messages", "package_version", "Neuron SDK 2.29 (neuronx-cc 2.24.5133.0)", "named_version",
      {("PKG_NAME", "Neuron SDK"), ("VERSION", "2.29")}),
@@ -153,6 +157,8 @@ NEAR_MISSES = [
     ("compiler", None, "ERROR [main]: connection refused", "untimed_driver_line"),  # another tool's: no pid
     ("compiler", None, "06/16/2021 08:46:36 ERROR [neuron-cc]: x", "legacy_line"),  # no AM/PM
     ("compiler", None, "2024-08-15T14:51:41Z ERROR 3835 [x]: failed", "timing_line"),  # a level makes it a driver line
+    ("traceback", None, "at least one worker(s) failed", "java_frame"),  # prose: no Class.method(Source)
+    ("traceback", None, "Caused by: a full disk", "exception"),  # no exception class follows
     ("compiler", None, "*" * 12, "ice_border"),  # too short for the banner's border
     ("compiler", None, "An Internal Compiler Error has occurred in pass X", "ice_title"),
     ("compiler", None, "Error classes: A, B", "ice_field"),

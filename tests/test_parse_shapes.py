@@ -413,3 +413,30 @@ def test_a_progress_dot_glued_before_a_records_date_is_not_part_of_the_record():
     assert _parse("..." + glued[1:]).events == _parse(glued).events  # a run of dots, as before
     # a dot before anything but a date is the line's own (a decimal): no record is made of what follows it
     assert not _parse(".02 seconds later ERROR 8902 [neuron-cc]: x\n").events
+
+
+JVM_SERVER = """\
+ai.djl.serving.wlm.WorkerInitializationException: Failed to initialize worker
+\tat ai.djl.serving.wlm.WorkerPool.initWorkers(WorkerPool.java:214) ~[wlm-0.29.0.jar:?]
+\t... 6 more
+Caused by: java.util.concurrent.TimeoutException
+\tat java.base/java.util.concurrent.CompletableFuture.timedGet(CompletableFuture.java:1960) ~[?:?]
+\tat ai.djl.python.engine.PyProcess.startPythonProcess(PyProcess.java:195) ~[python-0.29.0.jar:?]
+\tat java.lang.ClassLoader$NativeLibrary.load(Native Method)
+"""
+
+
+def test_a_jvm_servers_stack_trace_is_its_exceptions_and_frames():
+    log = _parse(JVM_SERVER)
+    assert [(t.exception, t.message) for t in log.tracebacks] == [
+        ("ai.djl.serving.wlm.WorkerInitializationException", "Failed to initialize worker"),
+        ("java.util.concurrent.TimeoutException", "")]  # the frame below it is no message of its
+    frames = [(f.package_path, f.function, f.lineno) for stack in log.stacks for f in stack.frames]
+    assert frames == [("ai/djl/serving/wlm/WorkerPool.java", "WorkerPool.initWorkers", 214),
+                      ("java/util/concurrent/CompletableFuture.java", "CompletableFuture.timedGet", 1960),
+                      ("ai/djl/python/engine/PyProcess.java", "PyProcess.startPythonProcess", 195),
+                      ("java/lang/ClassLoader.java", "ClassLoader$NativeLibrary.load", None)]
+    assert _top_family(JVM_SERVER) == "serving-timeout"  # a model server's worker that did not start in time
+    # the same timeout in a program that is no model server is not a serving timeout
+    plain = JVM_SERVER.replace("ai.djl.serving.wlm", "com.example.batch").replace("ai.djl.python.engine", "com.example.io")
+    assert _top_family(plain) != "serving-timeout"

@@ -48,6 +48,18 @@ def optional(token: Token | None) -> str | None:
     return str(token) if token is not None else None
 
 
+def _java_frame(call: str, source: str) -> Frame:
+    """`ai.djl.serving.wlm.WorkerThread$Builder.build` at `WorkerThread.java:344`: the file is the class's package
+    as folders (`ai/djl/serving/wlm/WorkerThread.java`), as frame paths are matched; the function is Class.method."""
+    owner, _, method = call.rpartition("/")[2].rpartition(".")  # `java.base/`: a JVM module, not a folder
+    package, _, cls = owner.rpartition(".")
+    file, _, lineno = source.partition(":")
+    if not lineno:  # `Native Method`, `Unknown Source`: the class names its file
+        file = cls.split("$")[0] + ".java"
+    return Frame.model_construct(file="/".join([*package.split("."), file]) if package else file,
+                                 lineno=int(lineno) if lineno else None, function=f"{cls}.{method}", syntax="java")
+
+
 def _number(token: Token | None) -> int | None:
     return int(token) if token is not None else None
 
@@ -219,12 +231,16 @@ class TracebackShapes(Transformer):
         path, lineno, _offset = parts
         return Frame.model_construct(file=str(path), lineno=int(lineno), function=None, syntax="go")
 
+    def java_frame(self, parts: Parts) -> Frame:
+        call, source, _tail = parts
+        return _java_frame(str(call), str(source))
+
     def root_frame(self, parts: Parts) -> Frame:
         _head, path = parts
         return Frame.model_construct(file=str(path), lineno=None, function=None, syntax="root")
 
     def exception(self, parts: Parts) -> ExceptionLine:
-        name, *message = parts  # `RuntimeError: message`, or the name alone
+        _cause, name, *message = parts  # `RuntimeError: message`, or the name alone (Java's `Caused by: ` first)
         return ExceptionLine(str(name), clean(message[0] if message else None))
 
 
