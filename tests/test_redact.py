@@ -179,10 +179,17 @@ def test_neuron_tokens_survive_redaction():
         "std::vector abc::def 16:08:34 30294:32381",
         "max_new_tokens=128 pad_token=<|endoftext|> loopback 127.0.0.1",
         "contact aws-neuron-support@amazon.com",
+        # A shell variable's reference shows no value; PWD and OLDPWD are working folders.
+        "docker run --rm -it -v $PWD:/workspace -e HF_TOKEN=${HF_TOKEN} img",
+        "OLDPWD=/tmp",
     ],
 )
 def test_lookalikes_are_left_alone(text):
     assert Redactor().redact(text) == text
+
+
+def test_a_password_named_like_the_shells_working_folder_is_still_masked():
+    assert Redactor().redact("PWD=hunter22 pwd: s3cr3tvalue") == "PWD=[redacted:secret-1] pwd: [redacted:secret-2]"
 
 
 def test_binary_masking_keeps_the_length():

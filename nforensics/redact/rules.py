@@ -62,10 +62,12 @@ _VERSION_CONTEXT = re.compile(r"(?:version|\bv|\bver)\W{0,3}$", re.I)
 _KEY_NAME_SECRET = r"(?:aws_secret_access_key|secret_access_key|secretaccesskey|aws_secret_key)"
 # Key names whose value is a secret: `*_SECRET_KEY=`, `db_password:`, `"api_key": "..."`, `HF_TOKEN=`.
 # The name must end at the keyword (or one of these suffixes): `max_new_tokens`, `tokenizer`,
-# `TOKENIZERS_PARALLELISM`, `secret_name` and `pad_token_id` are not secrets.
+# `TOKENIZERS_PARALLELISM`, `secret_name` and `pad_token_id` are not secrets. A shell variable's reference
+# (`$PWD:/workspace`, `${API_TOKEN}`) shows no value: the name may not follow `$` or `${`; and the shell's
+# PWD=/... and OLDPWD=/... in an environment dump are working folders, not passwords.
 _PASSWORD_WORDS = r"passw(?:or)?d|passphrase|pwd"
 SECRET_KEY_NAME = (
-    rf"(?<![A-Za-z0-9])[A-Za-z0-9_.-]{{0,40}}?(?:secret|token|{_PASSWORD_WORDS}|api[_.-]?key|apikey|access[_.-]?key"
+    rf"(?<![A-Za-z0-9$])(?<!\$\{{)(?-i:(?!(?:OLD)?PWD=/))[A-Za-z0-9_.-]{{0,40}}?(?:secret|token|{_PASSWORD_WORDS}|api[_.-]?key|apikey|access[_.-]?key"
     r"|private[_.-]?key|auth[_.-]?key|signing[_.-]?key|credentials?|client[_.-]?secret)(?:[_.-]?(?:key|value|str))?"
 )
 # Placeholders, not values (every quantifier bounded or unambiguous: linear even under `search`).
