@@ -432,7 +432,7 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "version-skew"),
     ("RuntimeError: Unknown builtin op: neuron::forward_7.", "framework-plugin-setup"),
     ("RuntimeError: Failed to infer device type", "framework-plugin-setup"),
-    ("Warning  UnexpectedAdmissionError  pod/infer-0  Allocate failed for resource aws.amazon.com/neuron", "device-not-visible"),
+    ("Warning  UnexpectedAdmissionError  pod/infer-0  Allocate failed for resource aws.amazon.com/neuron", "kubernetes-components"),
     ("Invalid requirement (libneuronxla (<3.0,>2.0.x)) found in torch-neuronx-2.1.1 dependencies, skipping",
      "pip-resolution"),
     ("ERROR: No matching distribution found for neuronx-cc==2.99.0", "pip-resolution"),
@@ -491,11 +491,12 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "runtime-init-failure"),
     ("F0516 08:20:14.836342 38 env.go:375] Setup failure: discovered 0 neuronCorePerNode => no Neuron capacity found",
      "device-not-visible"),
+    # Kubernetes finds no node with the Neuron resources: the device plugin's side.
     ("2025/05/16 08:20:14 [ERROR] Node ip-10-0-0-1 (type=inf2.48xlarge) lacks 'aws.amazon.com/neuroncore'",
-     "device-not-visible"),
+     "kubernetes-components"),
     ("ModuleNotFoundError: No module named 'neuronx_distributed'", "pip-resolution"),
     ("ERROR could not schedule pod: incompatible with nodepool inferentia-inf2, did not tolerate "
-     "aws.amazon.com/neuron=:NoSchedule", "device-not-visible"),
+     "aws.amazon.com/neuron=:NoSchedule", "kubernetes-components"),
     ("RuntimeError: operator torchvision::nms does not exist", "version-skew"),
     # A code printed as internal whose message, wrapped onto the next line, says what is not supported.
     ("[ERROR] [NCC_ISPP027] Reduce operation with multiple operand tensors is not\nsupported. Encountered reduce "
@@ -1024,3 +1025,14 @@ def test_a_backend_stage_the_driver_saw_die_of_a_signal_is_the_processes_death()
     assert (top.family, top.hypotheses[0].id) == ("compiler-abnormal-termination", "native-stage-crash")
     assert [e.text for e in top.hypotheses[0].evidence] == ["exit_status = -6"]  # a field cites its value
     assert analyze_text(died.format(1)).findings[0].family == "compiler-internal-crash"  # it reported its own error
+
+
+def test_a_pod_no_node_can_take_is_the_device_plugins_side_and_a_container_without_devices_is_not():
+    pending = ("  Warning  FailedScheduling  2m14s (x7 over 32m)  default-scheduler  0/3 nodes are available: 1 node(s) had "
+               "untolerated taint {node-role: system}, 2 Insufficient aws.amazon.com/neuron.\n")
+    [finding] = analyze_text(pending).findings
+    assert (finding.family, finding.hypotheses[0].id) == ("kubernetes-components", "resources-not-advertised")
+    container = ("$ docker run --rm -it my-image python serve.py\n"
+                 "ls: cannot access '/dev/neuron*': No such file or directory\n")
+    top = analyze_text(container).findings[0]
+    assert (top.family, top.hypotheses[0].id) == ("device-not-visible", "devices-not-exposed")
