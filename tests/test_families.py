@@ -1036,3 +1036,13 @@ def test_a_pod_no_node_can_take_is_the_device_plugins_side_and_a_container_witho
                  "ls: cannot access '/dev/neuron*': No such file or directory\n")
     top = analyze_text(container).findings[0]
     assert (top.family, top.hypotheses[0].id) == ("device-not-visible", "devices-not-exposed")
+
+
+def test_a_failure_an_envelope_wraps_on_its_own_line_is_named_and_the_envelope_folds_into_it():
+    wrapped = ("NCCError: neuronx-cc compilation failed with exit code 70 stderr: [INTERNAL_ERROR] [NCC_INLA001] Unhandled "
+               "exception with message: === BIR verification failed === Reason: operand 2 is not initialised\n")
+    [finding] = analyze_text(wrapped).findings
+    assert finding.family == "compiler-bir-verifier"
+    assert any("NCC_INLA001" in w.text for w in finding.wrapped_by)
+    plain = wrapped.replace("=== BIR verification failed === Reason: operand 2 is not initialised", "list index out of range")
+    assert analyze_text(plain).findings[0].signature == "ncc-inla001-unhandled-exception"  # nothing inside to name

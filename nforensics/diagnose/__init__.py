@@ -57,10 +57,13 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     claims = match(kb, log, retained)
     findings = [_finding(group, log, retained, facts) for group in _by_signature(claims)]
     claimed = {n for c in claims for n in range(c.line, c.end_line + 1)}
+    # An envelope's lines ([NCC_INLA001] Unhandled exception with message: === BIR verification failed ===) hold
+    # the failure it wraps: a family may still name that failure there, and the envelope folds into it.
+    explained = {n for c in claims if not c.signature.match.envelope for n in range(c.line, c.end_line + 1)}
     read = FamilyFacts(log, retained)
     elsewhere = read.ran_elsewhere
-    families = [] if elsewhere else _family_findings(_unexplained(detect_families(kb, read), findings, claimed, kb),
-                                                     log, retained, facts)
+    families = [] if elsewhere else _family_findings(
+        _unexplained(detect_families(kb, read), findings, (claimed, explained), kb), log, retained, facts)
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
     findings += families
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
@@ -160,11 +163,13 @@ def _error_run(log: ParsedLog, line: int) -> set[int]:
     return run
 
 
-def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int], kb: KnowledgeBase) -> list[FamilyHit]:
+def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: tuple[set[int], set[int]],
+                 kb: KnowledgeBase) -> list[FamilyHit]:
     """Family hits that say something the exact findings do not: not a family an exact finding's family is
-    or narrows, not lines exact findings already hold, not a fallback family when anything else holds. Of
-    the rest, one per component (one failure, one finding): a family another hit narrows or causes comes
-    last, then the most confident, the earliest on a tie; the first is kept with the others' lines and fields added.
+    or narrows, not lines exact findings already hold (a root cause may still sit on an envelope's line), not
+    a fallback family when anything else holds. Of the rest, one per component (one failure, one finding): a
+    family another hit narrows or causes comes last, then the most confident, the earliest on a tie; the first
+    is kept with the others' lines and fields added.
     A hit whose lines a narrower family's hit holds too is that one's to explain."""
     # An exact finding's family, and the broader families it refines, are said already (an exact runtime
     # init failure explains the framework plugin that could not come up); envelopes still fold in.
@@ -180,7 +185,9 @@ def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[in
     kept: dict[str, FamilyHit] = {}
     caused = {effect for hit in hits for effect in hit.family.causes}  # what another hit brings about says less
     for hit in sorted(hits, key=lambda h: (h.family.id in narrowed, h.family.id in caused, -h.confidence, h.lines[:1])):
-        if hit.family.id in refined or (hit.lines and set(hit.lines) <= claimed):
+        # (`claimed`: the lines any signature holds, and those a root cause's signature holds: another envelope
+        # on an envelope's line says nothing more, a root cause there does.)
+        if hit.family.id in refined or (hit.lines and set(hit.lines) <= claimed[0 if hit.family.envelope else 1]):
             continue
         if not hit.family.envelope and hit.lines and set(hit.lines) <= narrowed.get(hit.family.id, set()):
             continue  # a narrower family says the same of these very lines (an envelope still folds in)
