@@ -1046,3 +1046,13 @@ def test_a_failure_an_envelope_wraps_on_its_own_line_is_named_and_the_envelope_f
     assert any("NCC_INLA001" in w.text for w in finding.wrapped_by)
     plain = wrapped.replace("=== BIR verification failed === Reason: operand 2 is not initialised", "list index out of range")
     assert analyze_text(plain).findings[0].signature == "ncc-inla001-unhandled-exception"  # nothing inside to name
+
+
+def test_an_assertion_in_the_runtimes_own_source_is_the_process_crashing_not_the_compiler():
+    compiled = "2026-Jul-02 23:05:21.595910 240915:241115  INFO  NMGR:kmgr_load_nn_post_metrics  NN: module.neff, loaded\n"
+    runtime = ("python: /opt/workspace/KaenaRuntime/tdrv/tensor.c:185: tensor_set_slice: Assertion "
+               "`(tensor_source->_size) >= (offset + size)' failed.\n")
+    assert _top_family(compiled + runtime) == "runtime-process-crash"
+    stage = ("walrus_driver: /opt/src/build/cpp/cmake/include/bir/src/Hwm.cpp:325: virtual int64_t bir::Hwm::getLatency"
+             "(const bir::InstRangeSelect&) const: Assertion `false && \"not implemented\"' failed.\n")
+    assert _top_family(compiled + stage) == "compiler-internal-crash"  # the compiler's own check, where it was at work

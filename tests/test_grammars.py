@@ -141,6 +141,8 @@ CASES = [
     ("messages", "instance_type", "on a trn1.32xlarge host", "instance_type", {("INSTANCE", "trn1.32xlarge")}),
     ("traceback", None, "\tat ai.djl.serving.wlm.WorkerThread$Builder.build(WorkerThread.java:344) ~[wlm-0.29.0.jar:?]",
      "java_frame", {("JAVA_CALL", "ai.djl.serving.wlm.WorkerThread$Builder.build"), ("JAVA_SOURCE", "WorkerThread.java:344")}),
+    ("traceback", None, "python: /opt/KaenaRuntime/tdrv/tensor.c:185: tensor_set_slice: Assertion `size >= n' failed.",
+     "assert_frame", {("ASSERT_SITE", "python: /opt/KaenaRuntime/tdrv/tensor.c:185: ")}),
     ("traceback", None, "Caused by: java.util.concurrent.TimeoutException", "exception",
      {("JAVA_CAUSE", "Caused by: "), ("EXC_NAME", "java.util.concurrent.TimeoutException")}),
     ("messages", "package_version", "nki==0.3.0 and more", "package_version", {("TEXT", " and more")}),
@@ -159,6 +161,7 @@ NEAR_MISSES = [
     ("compiler", None, "2024-08-15T14:51:41Z ERROR 3835 [x]: failed", "timing_line"),  # a level makes it a driver line
     ("traceback", None, "at least one worker(s) failed", "java_frame"),  # prose: no Class.method(Source)
     ("traceback", None, "Caused by: a full disk", "exception"),  # no exception class follows
+    ("traceback", None, "loops.c.src:202:20: internal compiler error: in convert_move", "assert_frame"),  # no assertion
     ("compiler", None, "*" * 12, "ice_border"),  # too short for the banner's border
     ("compiler", None, "An Internal Compiler Error has occurred in pass X", "ice_title"),
     ("compiler", None, "Error classes: A, B", "ice_field"),

@@ -106,6 +106,14 @@ CASES = [
      frame("/opt/x/libwalrus.so", None, "neuronxcc::Foo::run", "native")),
     ("traceback", None, "/home/u/model.py(118): forward", frame("/home/u/model.py", 118, "forward", "torchscript")),
     ("traceback", None, "/build/src/routes.go:44 +0x825", frame("/build/src/routes.go", 44, None, "go")),
+    ("traceback", None, "\tat java.base/java.util.concurrent.CompletableFuture.timedGet(CompletableFuture.java:1960) ~[?:?]",
+     frame("java/util/concurrent/CompletableFuture.java", 1960, "CompletableFuture.timedGet", "java")),
+    ("traceback", None, "\tat java.lang.ClassLoader$NativeLibrary.load(Native Method)",
+     frame("java/lang/ClassLoader.java", None, "ClassLoader$NativeLibrary.load", "java")),
+    ("traceback", None, "Caused by: java.util.concurrent.TimeoutException",
+     ExceptionLine("java.util.concurrent.TimeoutException", "")),
+    ("traceback", None, "python: /opt/KaenaRuntime/tdrv/tensor.c:185: tensor_set_slice: Assertion `n >= 1' failed.",
+     frame("/opt/KaenaRuntime/tdrv/tensor.c", 185, "tensor_set_slice", "native")),
     # neuronx-cc names the file of the pass that failed, a progress dot glued in front
     ("traceback", None, ".root = neuronxcc/starfish/penguin/targets/sunda/passes/SundaSizeTiling.py",
      frame("neuronxcc/starfish/penguin/targets/sunda/passes/SundaSizeTiling.py", None, None, "root")),
@@ -179,6 +187,7 @@ NEAR_MISSES = [
     ("traceback", None, "#include <stdio.h>", "Frame/native"),
     ("traceback", None, "/home/u/model.py: forward", "Frame/torchscript"),
     ("traceback", None, "/usr/lib/go/doc.go is missing", "Frame/go"),
+    ("traceback", None, "at least one worker failed (see above)", "Frame/java"),  # prose, no Class.method(Source)
     ("traceback", None, "root = True", "Frame/root"),  # an assignment, no path
     ("prefixes", None, "RuntimeError: (pid 4242) failed", "Unwrapped"),
     ("messages", "diagnostic", "[NCC_IXLV] Expected core barriers", "CodedMessage"),

@@ -47,9 +47,11 @@ _LAZY_IMPORTER = compile_linear(r"Failed to import ([\w.]+) because")
 _ASSERTION = compile_linear(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
 # An assertion in a framework's own C++ source (PyTorch's `INTERNAL ASSERT FAILED at "../torch/csrc/jit/..."`)
-# failed in the framework, before or beside the compiler.
-_FRAMEWORK_ASSERTION = compile_linear(r"(?i)\bat \"?(?:\.\./)*(?:torch|c10|aten|caffe2|tensorflow|jaxlib)/|"
-                                  r"report a bug to PyTorch")
+# failed in the framework, before or beside the compiler; one in the Neuron runtime's source, in the runtime.
+_ASSERTION_OUTSIDE_COMPILER = compile_linear(r"(?i)\bat \"?(?:\.\./)*(?:torch|c10|aten|caffe2|tensorflow|jaxlib)/|"
+                                  r"report a bug to PyTorch|"
+                                  # (C's assert() names its source file)
+                                  r"KaenaRuntime/|KaenaHal/|/tdrv/\w+\.c|/nrt/\w+\.c|neuron-rtd: ")
 
 
 @dataclass
@@ -215,7 +217,7 @@ class FamilyFacts:
             elif structure == "compiler_assertion" and self._compiler_was_there():
                 # Not a Python `assert` statement quoted under a traceback frame: that is source code.
                 lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])
-                          and not _FRAMEWORK_ASSERTION.search(self.text_of[n])
+                          and not _ASSERTION_OUTSIDE_COMPILER.search(self.text_of[n])
                           and not text.lstrip().startswith("assert ")][:3]
             elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
                 lines.append(line)

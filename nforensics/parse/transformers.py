@@ -223,6 +223,12 @@ class TracebackShapes(Transformer):
         return Frame.model_construct(file=paths[-1] if paths else "", function=symbol.group(1) if symbol else None,
                                      syntax="native")
 
+    def assert_frame(self, parts: Parts) -> Frame:
+        site, failed = parts  # `prog: /path/tensor.c:185: ` and `tensor_set_slice: Assertion ...`
+        path, _, lineno = site.rstrip(": ").rpartition(" ")[2].rpartition(":")
+        function = failed.partition(": Assertion")[0].strip() or None
+        return Frame.model_construct(file=path, lineno=int(lineno), function=function, syntax="native")
+
     def torchscript_frame(self, parts: Parts) -> Frame:
         path, lineno, function = parts
         return Frame.model_construct(file=str(path), lineno=int(lineno), function=str(function), syntax="torchscript")
