@@ -143,6 +143,9 @@ CASES = [
      "java_frame", {("JAVA_CALL", "ai.djl.serving.wlm.WorkerThread$Builder.build"), ("JAVA_SOURCE", "WorkerThread.java:344")}),
     ("traceback", None, "python: /opt/KaenaRuntime/tdrv/tensor.c:185: tensor_set_slice: Assertion `size >= n' failed.",
      "assert_frame", {("ASSERT_SITE", "python: /opt/KaenaRuntime/tdrv/tensor.c:185: ")}),
+    ("traceback", None, 'Thread 854 (active+gil): "MainThread"', "live_thread", {("LIVE_THREAD", "Thread 854 (active+gil):")}),
+    ("traceback", None, "    remove (torch/fx/graph.py:1169)", "pyspy_frame",
+     {("PYSPY_FUNC", "remove"), ("PYSPY_PATH", "torch/fx/graph.py"), ("LINENO", "1169")}),
     ("traceback", None, "Caused by: java.util.concurrent.TimeoutException", "exception",
      {("JAVA_CAUSE", "Caused by: "), ("EXC_NAME", "java.util.concurrent.TimeoutException")}),
     ("messages", "package_version", "nki==0.3.0 and more", "package_version", {("TEXT", " and more")}),
@@ -161,6 +164,8 @@ NEAR_MISSES = [
     ("compiler", None, "2024-08-15T14:51:41Z ERROR 3835 [x]: failed", "timing_line"),  # a level makes it a driver line
     ("traceback", None, "at least one worker(s) failed", "java_frame"),  # prose: no Class.method(Source)
     ("traceback", None, "Caused by: a full disk", "exception"),  # no exception class follows
+    ("traceback", None, "Thread 3 finished (see below)", "live_thread"),  # no (active|idle) state
+    ("traceback", None, "error in module (foo.py:12)", "pyspy_frame"),  # prose before the location
     ("traceback", None, "loops.c.src:202:20: internal compiler error: in convert_move", "assert_frame"),  # no assertion
     ("compiler", None, "*" * 12, "ice_border"),  # too short for the banner's border
     ("compiler", None, "An Internal Compiler Error has occurred in pass X", "ice_title"),

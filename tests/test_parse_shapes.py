@@ -440,3 +440,32 @@ def test_a_jvm_servers_stack_trace_is_its_exceptions_and_frames():
     # the same timeout in a program that is no model server is not a serving timeout
     plain = JVM_SERVER.replace("ai.djl.serving.wlm", "com.example.batch").replace("ai.djl.python.engine", "com.example.io")
     assert _top_family(plain) != "serving-timeout"
+
+
+PY_SPY = """\
+Process 854: VLLM::Worker_TP0
+Python v3.12.11 (/opt/conda/bin/python3.12)
+
+Thread 854 (active+gil): "MainThread"
+    remove (torch/fx/graph.py:1169)
+    _convert_inplace_ops (vllm_neuron/fx_passes/inplace_rewrite_pass.py:111)
+    compile_subgraph (torch/_dynamo/output_graph.py:1700)
+    compile_or_warm_up_model (vllm_neuron/vllm/worker/neuron_worker.py:845)
+Thread 901 (idle): "Thread-3"
+    wait (threading.py:359)
+"""
+
+
+def test_a_py_spy_dump_is_a_running_processs_stack_and_a_hang_in_the_operation_its_frames_name():
+    log = _parse(PY_SPY)
+    assert [(s.syntax, [f.function for f in s.frames]) for s in log.stacks] == [
+        ("pyspy", ["remove", "_convert_inplace_ops", "compile_subgraph", "compile_or_warm_up_model"]),
+        ("pyspy", ["wait"])]
+    assert [(o.kind, o.operation, o.line) for o in log.outcomes] == [("hang", "compile", 4)]  # one hang, not one a thread
+    assert _top_family(PY_SPY) == "process-hang"
+    collective = PY_SPY.replace("compile_subgraph (torch/_dynamo/output_graph.py:1700)",
+                                "all_reduce (torch/distributed/distributed_c10d.py:2050)")
+    collective = collective.replace("remove (torch/fx/graph.py:1169)", "wait (torch/distributed/c10d.py:10)")
+    assert [o.operation for o in _parse(collective).outcomes] == ["collectives"]
+    # the same functions quoted in prose are no stack: nothing hangs
+    assert not _parse("The error is raised in remove and compile_subgraph of torch/fx/graph.py.\n").outcomes

@@ -24,6 +24,7 @@ from nforensics.parse.shapes import (
     IceField,
     IceMark,
     InstanceType,
+    LiveThread,
     PackageVersion,
     ProcessEnd,
     ProducerLine,
@@ -112,6 +113,8 @@ CASES = [
      frame("java/lang/ClassLoader.java", None, "ClassLoader$NativeLibrary.load", "java")),
     ("traceback", None, "Caused by: java.util.concurrent.TimeoutException",
      ExceptionLine("java.util.concurrent.TimeoutException", "")),
+    ("traceback", None, "    remove (torch/fx/graph.py:1169)", frame("torch/fx/graph.py", 1169, "remove", "pyspy")),
+    ("traceback", None, 'Thread 0x7F3A1C (idle): "Thread-2"', LiveThread()),
     ("traceback", None, "python: /opt/KaenaRuntime/tdrv/tensor.c:185: tensor_set_slice: Assertion `n >= 1' failed.",
      frame("/opt/KaenaRuntime/tdrv/tensor.c", 185, "tensor_set_slice", "native")),
     # neuronx-cc names the file of the pass that failed, a progress dot glued in front
@@ -188,6 +191,8 @@ NEAR_MISSES = [
     ("traceback", None, "/home/u/model.py: forward", "Frame/torchscript"),
     ("traceback", None, "/usr/lib/go/doc.go is missing", "Frame/go"),
     ("traceback", None, "at least one worker failed (see above)", "Frame/java"),  # prose, no Class.method(Source)
+    ("traceback", None, "see the notes (README.py:3) first", "Frame/pyspy"),  # prose before the location
+    ("traceback", None, "Thread 2 (started): worker", "LiveThread"),
     ("traceback", None, "root = True", "Frame/root"),  # an assignment, no path
     ("prefixes", None, "RuntimeError: (pid 4242) failed", "Unwrapped"),
     ("messages", "diagnostic", "[NCC_IXLV] Expected core barriers", "CodedMessage"),

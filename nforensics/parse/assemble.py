@@ -80,7 +80,8 @@ class _Assembler(BlockReader, TracebackReader):
         # A Go frame's function call sits on the line between two path lines.
         if self.open_stack is not None and number > self.open_stack.end_line + (2 if self.open_stack.syntax == "go" else 1):
             self.open_stack = None
-        block_open = self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
+        block_open = (self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
+                      or self.open_stack)  # a stack's next frame has no failure word of its own
         gated = number > UNGATED_LINES
         if not block_open and (is_quiet(segment) or gated and not is_candidate(segment)):
             if self.context_left:
@@ -269,6 +270,7 @@ class _Assembler(BlockReader, TracebackReader):
 
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
         self._hangs()
+        self._live_outcomes()
         # neuronx-cc names the failing pass's file and then each folder above it: one `root = ...` line alone
         # is a setting someone printed (a dataset root), not that chain.
         self.log.stacks[:] = [s for s in self.log.stacks if s.syntax != "root" or s.end_line > s.line]

@@ -103,6 +103,10 @@ class TracebackHeader(NamedTuple):
     exception: str | None
 
 
+class LiveThread(NamedTuple):
+    """py-spy's `Thread 854 (active+gil): "MainThread"`: the stack of a process still running follows."""
+
+
 class ExceptionLine(NamedTuple):
     """`RuntimeError: neuronx-cc failed with -9`: the final line of a traceback (or one pasted alone)."""
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from nforensics.linear_regex import compile_linear
 from nforensics.parse.messages import MessageReader
-from nforensics.parse.shapes import ExceptionLine, TracebackHeader
+from nforensics.parse.shapes import ExceptionLine, LiveThread, TracebackHeader
 from nforensics.records import Frame, ProcessOutcome, PythonTraceback, StackTrace
 
 # IPython's numbered source context under a frame; the arrow marks the line that failed.
 _IPYTHON_CONTEXT = compile_linear(r"^\s*(-+>)?\s*\d+\s(.*)$")
+# What a running process was doing, by the frames it was sampled in (`package/file.py:function`, innermost
+# first): the first frame that names an operation says which one.
+_LIVE_OPERATION = compile_linear(
+    r"(?i)(?P<collectives>torch/distributed/|all_reduce|all_gather|reduce_scatter|barrier|rendezvous|nccom)"
+    r"|(?P<compile>neuronxcc/|neuroncc/|libneuronxla/|_dynamo/|compile|trace)"
+    r"|(?P<load>\bload)"
+    r"|(?P<execute>forward|execute|generate|step\b)")
+_OPERATIONS = ("collectives", "compile", "load", "execute")
 
 
 class TracebackReader(MessageReader):
@@ -34,9 +42,25 @@ class TracebackReader(MessageReader):
                 self._stack_frame(number, line)
             case ExceptionLine():
                 self._exception_line(number, line)
+            case LiveThread():
+                self._close_blocks()
+                self.open_stack = StackTrace.model_construct(line=number, end_line=number, syntax="pyspy")
+                self._add(self.log.stacks, self.open_stack)
             case _:
                 return False
         return True
+
+    def _live_outcomes(self) -> None:
+        """Stacks sampled from a running process (py-spy dump) say the process had not finished: someone looked
+        inside because it hung. Its frames say in which operation; several dumps of it are one hang."""
+        live = [stack for stack in self.log.stacks if stack.syntax == "pyspy" and stack.frames]
+        if not live:
+            return
+        where = (_LIVE_OPERATION.search(f"{f.package_path}:{f.function}") for stack in live for f in stack.frames)
+        found = next((m for m in where if m is not None), None)
+        operation = next((name for name in _OPERATIONS if found.group(name) is not None), "wait") if found else "wait"
+        self._add(self.log.outcomes, ProcessOutcome.model_construct(
+            line=live[0].line, kind="hang", text=f"a running process sampled inside {operation}", operation=operation))
 
     def _exception_line(self, number: int, line: ExceptionLine) -> None:
         """The final exception line: it closes the traceback (or stands alone, as pasted)."""

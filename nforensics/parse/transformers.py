@@ -25,6 +25,7 @@ from nforensics.parse.shapes import (
     ExceptionLine,
     IceField,
     IceMark,
+    LiveThread,
     PackageVersion,
     ProducerLine,
     SgError,
@@ -240,6 +241,13 @@ class TracebackShapes(Transformer):
     def java_frame(self, parts: Parts) -> Frame:
         call, source, _tail = parts
         return _java_frame(str(call), str(source))
+
+    def live_thread(self, _parts: Parts) -> LiveThread:
+        return LiveThread()
+
+    def pyspy_frame(self, parts: Parts) -> Frame:
+        function, path, lineno, _note = parts
+        return Frame.model_construct(file=str(path), lineno=int(lineno), function=str(function), syntax="pyspy")
 
     def root_frame(self, parts: Parts) -> Frame:
         _head, path = parts
