@@ -1056,3 +1056,11 @@ def test_an_assertion_in_the_runtimes_own_source_is_the_process_crashing_not_the
     stage = ("walrus_driver: /opt/src/build/cpp/cmake/include/bir/src/Hwm.cpp:325: virtual int64_t bir::Hwm::getLatency"
              "(const bir::InstRangeSelect&) const: Assertion `false && \"not implemented\"' failed.\n")
     assert _top_family(compiled + stage) == "compiler-internal-crash"  # the compiler's own check, where it was at work
+
+
+def test_a_cluster_that_cannot_place_a_request_for_neuron_cores_is_short_of_free_cores():
+    ray = ("(autoscaler +20s) Error: No available node types can fulfill resource request defaultdict(<class 'float'>, "
+           "{'neuron_cores': 32.0, 'CPU': 32.0}). Add suitable node types to this cluster to resolve this issue.\n")
+    [finding] = analyze_text("2026-07-07 09:58:16,760 INFO worker.py:2012 -- Started a local Ray instance.\n" + ray).findings
+    assert (finding.family, finding.hypotheses[0].id) == ("neuroncores-in-use", "request-exceeds-a-node")
+    assert _top_family(ray.replace("neuron_cores", "GPU")) != "neuroncores-in-use"  # another accelerator's request
