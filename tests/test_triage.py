@@ -229,10 +229,8 @@ def test_parquet_without_pyarrow_fails_before_any_work(tmp_path, monkeypatch):
 
 def test_triage_without_pandas_says_which_extra_to_install(tmp_path, monkeypatch):
     """pandas is the triage extra, not part of the base install: a base install's triage says so, once."""
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pandas" else real(name, *a))
+    monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` fails and find_spec finds nothing
+    monkeypatch.delitem(sys.modules, "nforensics.triage.frame", raising=False)  # as in a fresh process: not imported yet
     monkeypatch.setattr(scan_module, "scan", lambda *a, **k: pytest.fail("analysed before refusing"))
     code, out = invoke(str(SAMPLES), "--no-store")
     assert code == 2 and "nforensics[triage]" in out and "\n" not in out

@@ -36,12 +36,12 @@ def triage(
         "--no-redact", help="Do not mask keys, hosts and user names in titles.")] = False,
 ) -> None:
     """Failures across many runs: groups by fingerprint with count, share, first/last seen, versions, fixes."""
-    from nforensics.triage.frame import parse_comparison, runs_frame, triage_report
+    _check_output(format, output)
     from nforensics.batch import default_jobs
+    from nforensics.triage.frame import parse_comparison, runs_frame, triage_report  # pandas: known to be installed now
     from nforensics.triage.scan import scan, triage_files
     from nforensics.triage.store import TriageStore, default_store_dir
 
-    _check_output(format, output)
     comparison = parse_comparison(since, compare_release)
     if jobs is not None and jobs < 1:
         raise InputError("--jobs must be 1 or more")
