@@ -1,5 +1,6 @@
 """Shared test helpers: where the repository, its sample logs and ../shared live; how to run the CLI as a
-user does (run_cli, a fresh interpreter) or fast in this process (cli); the check for a clean input error."""
+user does (run_cli, a fresh interpreter) or fast in this process (cli); the check for a clean input error;
+a real local Ray cluster for the tests of `--backend ray` (cluster)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 import os
 import random
 import re
+import select
 import subprocess
 import sys
 import uuid
@@ -25,6 +27,9 @@ ALL_SAMPLE_LOGS = sorted(SAMPLE_LOGS.glob("*.log")) + sorted((REPO / "nforensics
 
 NFORENSICS = [sys.executable, "-m", "nforensics"]  # python -m nforensics: what the tests run is what users can
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}  # a child interpreter imports this checkout from any folder
+# A loopback test cluster needs no token; Ray's usage report would only try to reach the network.
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+RAY_CORES = 4  # the test cluster's `neuron_cores` (and 2 CPUs)
 
 
 def run_cli(*args: str | Path, input: bytes | None = None, env: dict | None = None,
@@ -87,6 +92,31 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is not present beside the project")
     return SHARED
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A real local Ray cluster (2 CPUs, RAY_CORES `neuron_cores`) for the module, in its own process
+    (tests/ray_cluster.py; starting one costs ~2 s): its GCS address."""
+    from nforensics.procs import kill_tree
+
+    log = tmp_path_factory.mktemp("ray") / "cluster.err"
+    with open(log, "w") as err:
+        host = subprocess.Popen([sys.executable, str(REPO / "tests" / "ray_cluster.py"), "2", str(RAY_CORES)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env={**ENV, **RAY_ENV},
+                                start_new_session=True, text=True)
+    try:
+        ready, _, _ = select.select([host.stdout], [], [], 90)
+        address = host.stdout.readline().strip() if ready else ""
+        assert address, f"no local Ray cluster within 90 s: {log.read_text()[-2000:]}"
+        yield address
+    finally:
+        host.stdin.close()  # the host stops Ray and exits
+        try:
+            host.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            kill_tree(host.pid)
+            host.wait(timeout=10)
 
 
 def another_machine_and_day(log: str) -> str:

@@ -1,5 +1,6 @@
 """A real local Ray cluster for the tests, hosted by this process and not by pytest's: `python ray_cluster.py
-CPUS NEURON_CORES` starts it, prints its GCS address on one line, and stops it when its stdin closes.
+CPUS NEURON_CORES` starts it, prints its GCS address on one line, and stops it when its stdin closes. The
+`cluster` fixture of conftest.py runs it for the tests of `--backend ray` (experiments and triage).
 
 Kept out of the test process so that no Ray daemon inherits pytest's output (a runner that waits for the end
 of its output would wait for them) and a test process that dies still ends the cluster: its pipe closes.

@@ -14,51 +14,23 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import select
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from conftest import ENV, NFORENSICS, assert_clean_error, cli, run_cli_text
+from conftest import ENV, NFORENSICS, RAY_CORES, RAY_ENV, assert_clean_error, cli, run_cli_text
 from fakes import DOUBLE_CMD
-from nforensics.procs import kill_tree
 from test_experiments_slots import NEURON_LS_DIR, device_runs, most_at_once
 
 if importlib.util.find_spec("ray") is None:
     pytest.skip("Ray is not installed (pip install 'nforensics[ray]')", allow_module_level=True)
 
-CORES = 4
-# A loopback test cluster needs no token; Ray's usage report would only try to reach the network.
-RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 DRIVER_ENV = {**ENV, **RAY_ENV}
-HOST = Path(__file__).resolve().with_name("ray_cluster.py")
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """One local Ray cluster for the module (starting one costs ~2 s), in its own process: its GCS address."""
-    log = tmp_path_factory.mktemp("ray") / "cluster.err"
-    with open(log, "w") as err:
-        host = subprocess.Popen([sys.executable, str(HOST), "2", str(CORES)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=err, env=DRIVER_ENV, start_new_session=True, text=True)
-    try:
-        ready, _, _ = select.select([host.stdout], [], [], 90)
-        address = host.stdout.readline().strip() if ready else ""
-        assert address, f"no local Ray cluster within 90 s: {log.read_text()[-2000:]}"
-        yield address
-    finally:
-        host.stdin.close()  # the host stops Ray and exits
-        try:
-            host.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            kill_tree(host.pid)
-            host.wait(timeout=10)
 
 
 def driver(*args: str) -> subprocess.CompletedProcess:
@@ -85,8 +57,8 @@ def test_64_device_variants_never_exceed_the_clusters_cores_and_match_the_local_
     assert result.returncode == 0, result.stderr
     runs = device_runs(on_ray)
     assert len(runs) == 64
-    assert most_at_once(runs) <= CORES  # the double saw at most 4 device runs at once...
-    assert all(len(r["cores"]) == 1 and 0 <= r["cores"][0] < CORES for r in runs)  # ...each on one core of its own
+    assert most_at_once(runs) <= RAY_CORES  # the double saw at most 4 device runs at once...
+    assert all(len(r["cores"]) == 1 and 0 <= r["cores"][0] < RAY_CORES for r in runs)  # ...each on one core of its own
     argv = (on_ray / "argv.log").read_text().splitlines()
     assert {line.split("--nc=")[1].split()[0] for line in argv} <= {"0", "1", "2", "3"}  # {cores} is Ray's slice
     ray_runs = without_seconds(result.stdout)
@@ -96,7 +68,7 @@ def test_64_device_variants_never_exceed_the_clusters_cores_and_match_the_local_
     local = tmp_path / "local"
     local.mkdir()
     monkeypatch.setenv("PATH", NEURON_LS_DIR + os.pathsep + os.environ["PATH"])
-    monkeypatch.setenv("NEURON_DOUBLE_NC_COUNT", str(CORES))
+    monkeypatch.setenv("NEURON_DOUBLE_NC_COUNT", str(RAY_CORES))
     monkeypatch.delenv("NEURON_RT_VISIBLE_CORES", raising=False)
     local_result = cli(*matrix(local))
     assert local_result.returncode == 0, local_result.stderr
@@ -167,9 +139,9 @@ def test_sigterm_to_a_ray_driver_stops_its_runs_and_exits_143(cluster, tmp_path)
     stopped = subprocess.Popen([*NFORENSICS, *args], env=DRIVER_ENV, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while (not log.exists() or len(log.read_text().splitlines()) < CORES) and time.monotonic() < deadline:
+    while (not log.exists() or len(log.read_text().splitlines()) < RAY_CORES) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(log.read_text().splitlines()) == CORES  # four runs holding their cores
+    assert len(log.read_text().splitlines()) == RAY_CORES  # four runs holding their cores
     stopped.send_signal(signal.SIGTERM)
     _, stderr = stopped.communicate(timeout=30)
     assert stopped.returncode == 128 + signal.SIGTERM, stderr

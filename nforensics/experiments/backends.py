@@ -13,12 +13,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Iterator, Protocol, Sequence
 
-from nforensics.errors import InputError
 from nforensics.experiments.runner import Outcome, RunSpec, execute, kill_running
 from nforensics.experiments.slots import Pool, cpu_count
-
-BACKENDS = ("local", "ray")
-
 
 class Backend(Protocol):
     """Where runs execute. A cluster backend implements the same interface."""
@@ -72,15 +68,9 @@ class LocalBackend:
 
 
 def make_backend(kind: str, pool: Pool, address: str | None = None) -> Backend:
-    """The backend `--backend` names, sized by the pool (slots.plan_pool)."""
-    if kind == "local":
-        if address:
-            raise InputError("--address is for --backend ray")
-        return LocalBackend(pool.workers, pool.slots if pool.device else ())
+    """The backend `--backend` names (checked by rayconnect.check_backend), sized by the pool (slots.plan_pool)."""
     if kind == "ray":
-        if address is not None and not address.strip():
-            raise InputError("--address is empty: give HOST:PORT, ray://HOST:PORT or auto, or leave it out")
         from nforensics.experiments.ray_backend import RayBackend
 
         return RayBackend(pool, address)
-    raise InputError(f"unknown --backend {kind!r}: use local or ray")
+    return LocalBackend(pool.workers, pool.slots if pool.device else ())

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from nforensics.errors import InputError
 from nforensics.experiments.runner import Variant
 from nforensics.experiments.slots import CORES, parse_size
+from nforensics.rayconnect import check_backend
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -270,12 +271,8 @@ def settings(
     timeout = timeout if timeout is not None else spec.timeout if spec.timeout is not None else DEFAULT_TIMEOUT
     if timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds")
-    backend = backend or spec.backend or "local"
-    if backend not in ("local", "ray"):  # before the journal is opened or anything runs
-        raise InputError(f"unknown --backend {backend!r}: use local or ray")
     address = address or spec.address
-    if address and backend != "ray":
-        raise InputError("--address is for --backend ray")
+    backend = check_backend(backend or spec.backend, address)  # before the journal is opened or anything runs
     compile_only = bool(compile_only or spec.compile_only or Path(argv[0]).name == "neuronx-cc")
     _check_cores(template, knob_values, cases, compile_only)
     size = mem_per_run if mem_per_run is not None else spec.mem_per_run

@@ -8,27 +8,21 @@ resource. Ray's scheduler keeps the cluster within those resources. The task run
 results come back to the driver, which journals them (the journal never leaves this host), so `--resume`
 and `--repeat` work as with the local pool.
 
-Without `--address`, Ray's own rule picks the cluster: $RAY_ADDRESS, else the one `ray start` last started on
-this machine, else a new local instance, stopped at the end. With an address, or when joining a running
-cluster, nforensics is one more driver and leaves the cluster running. If Ray is already initialised in this
-process (a notebook, a test) it is used as it is. Ray is imported only here, only for `--backend ray`:
-`pip install 'nforensics[ray]'`. Every node needs nforensics installed (the task imports it).
+Joining or starting the cluster (nforensics/rayconnect.py, shared with triage) follows Ray's own rule, and Ray
+is imported only for `--backend ray`: `pip install 'nforensics[ray]'`. Every node needs nforensics installed
+(the task imports it).
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import signal
-import threading
-import warnings
-from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Iterator, Sequence
 
 from nforensics.errors import InputError
 from nforensics.experiments.runner import Outcome, RunSpec, stopped_by
 from nforensics.experiments.slots import VISIBLE_CORES, Pool
+from nforensics.rayconnect import RayConnection
 
 NEURON_CORES = "neuron_cores"  # Ray's resource name for NeuronCores (ray._private.accelerators.neuron)
 
@@ -41,45 +35,12 @@ def run_on_ray(spec: RunSpec) -> Outcome:
     return execute(replace(spec, visible_cores=cores or None))
 
 
-@contextmanager
-def _our_signal_handlers() -> Iterator[None]:
-    """ray.init installs a C++ handler for SIGTERM that prints a stack and exits 1: ours (runner.
-    terminate_runs_on_signal: stop the runs, exit 128 + N) are put back over it."""
-    caught = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-    saved = {s: signal.getsignal(s) for s in caught} if threading.current_thread() is threading.main_thread() else {}
-    try:
-        yield
-    finally:
-        for signum, handler in saved.items():
-            if handler is not None:
-                signal.signal(signum, handler)
-
-
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise InputError("--backend ray needs Ray, which is not installed: pip install 'nforensics[ray]'") from None
-    return ray
-
-
 class RayBackend:
     """Runs at most `workers` tasks in flight (the cluster's slots, or `--workers`), in completion order."""
 
     def __init__(self, pool: Pool, address: str | None = None) -> None:
-        self._ray = ray = _ray()
-        self._started = False
-        if not ray.is_initialized():
-            try:
-                # Ray's own notices (auth token, "Started a local Ray instance", Ray Client's timeout warning)
-                # would break the one-line stderr contract.
-                with warnings.catch_warnings(), _our_signal_handlers():
-                    warnings.simplefilter("ignore")
-                    ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-            except (ConnectionError, ValueError, RuntimeError) as exc:
-                where = address or "a local instance"
-                raise InputError(f"cannot start or reach the Ray cluster at {where}: {str(exc).splitlines()[0]}") from None
-            self._started = True
+        self._cluster = RayConnection(address)
+        self._ray = ray = self._cluster.ray
         try:
             self._size(pool)
         except InputError:
@@ -88,7 +49,7 @@ class RayBackend:
         self._task = ray.remote(max_retries=0)(run_on_ray)  # a retried run would hide a crash of the worker
 
     def _size(self, pool: Pool) -> None:
-        nodes = [n.get("Resources", {}) for n in self._ray.nodes() if n.get("Alive")]
+        nodes = self._cluster.nodes()
         if pool.device:
             per_node = [int(r.get(NEURON_CORES, 0)) // pool.cores_per_run for r in nodes]
             if not any(per_node):
@@ -139,6 +100,4 @@ class RayBackend:
             return Outcome("UNTESTABLE", None, None, 0.0, note, "", "")
 
     def close(self) -> None:
-        if self._started and self._ray.is_initialized():
-            self._ray.shutdown()
-        self._started = False
+        self._cluster.close()
