@@ -210,6 +210,8 @@ def test_each_format(tmp_path):
     (["{tree}", "--since", "someday"], "not a date"),
     (["{tree}", "--compare-release", "2.22"], "OLD:NEW"),
     (["{tree}/2024-02-12/model.neff"], "binary"),
+    (["{tree}", "--backend", "slurm"], "unknown --backend 'slurm': use local or ray"),
+    (["{tree}", "--address", "auto"], "--address is for --backend ray"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     build_tree(tmp_path / "logs", SAMPLE_ROLES)
@@ -234,6 +236,13 @@ def test_triage_without_pandas_says_which_extra_to_install(tmp_path, monkeypatch
     monkeypatch.setattr(scan_module, "scan", lambda *a, **k: pytest.fail("analysed before refusing"))
     code, out = invoke(str(SAMPLES), "--no-store")
     assert code == 2 and "nforensics[triage]" in out and "\n" not in out
+
+
+def test_the_ray_backend_without_ray_says_which_extra_to_install_before_any_work(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails and find_spec finds nothing, as on a plain install
+    monkeypatch.setattr(scan_module, "scan", lambda *a, **k: pytest.fail("analysed before refusing"))
+    code, out = invoke(str(SAMPLES), "--no-store", "--backend", "ray")
+    assert (code, out) == (2, "--backend ray needs Ray, which is not installed: pip install 'nforensics[ray]'")
 
 
 def test_explain_does_not_import_pandas():

@@ -14,7 +14,10 @@ from nforensics.errors import InputError
 from nforensics.render.style import wants_color
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from nforensics.render.triage import TriageReport
+    from nforensics.triage.scan import ScanStats
 
 
 def triage(
@@ -30,30 +33,32 @@ def triage(
         help="Folder of the triage store (default: nforensics' private cache folder).")] = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Analyse every file; keep nothing.")] = False,
     jobs: Annotated[Optional[int], typer.Option(
-        "--jobs", "-j", help="Processes analysing files (default: the cores).")] = None,
+        "--jobs", "-j", help="Processes analysing files (default: the cores); with --backend ray, tasks at a time "
+                             "(default: twice the cluster's CPUs).")] = None,
     glob: Annotated[str, typer.Option(help="Which files to read inside folders, e.g. '*.log'.")] = "*",
     no_redact: Annotated[bool, typer.Option(
         "--no-redact", help="Do not mask keys, hosts and user names in titles.")] = False,
+    backend: Annotated[Optional[str], typer.Option(
+        help="local (a process pool on this host, default) or ray (Ray tasks over a cluster).")] = None,
+    address: Annotated[Optional[str], typer.Option(
+        help="Ray cluster: HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, else a `ray start` "
+             "cluster of this host, else a new local one).")] = None,
 ) -> None:
     """Failures across many runs: groups by fingerprint with count, share, first/last seen, versions, fixes."""
+    from nforensics.rayconnect import check_backend
+
+    backend = check_backend(backend, address)
     _check_output(format, output)
-    from nforensics.batch import default_jobs
-    from nforensics.triage.frame import parse_comparison, runs_frame, triage_report  # pandas: known to be installed now
-    from nforensics.triage.scan import scan, triage_files
-    from nforensics.triage.store import TriageStore, default_store_dir
+    from nforensics.triage.frame import parse_comparison, triage_report  # pandas: known to be installed now
+    from nforensics.triage.scan import triage_files
+    from nforensics.triage.store import default_store_dir
 
     comparison = parse_comparison(since, compare_release)
     if jobs is not None and jobs < 1:
         raise InputError("--jobs must be 1 or more")
     paths, named = triage_files(inputs, glob)
-    folder = None if no_store else (store or default_store_dir())
-    opened = TriageStore(folder) if folder else None
-    try:
-        results, stats = scan(paths, store=opened, jobs=jobs or default_jobs(), redact=not no_redact)
-        frame = runs_frame(results)
-    finally:
-        if opened:
-            opened.close()
+    frame, stats = _runs(paths, store=None if no_store else (store or default_store_dir()), backend=backend,
+                         address=address, jobs=jobs, redact=not no_redact)
     for path, reason in stats.skipped.items():
         if path in named:
             raise InputError(reason)  # a file named on the command line must be readable
@@ -61,6 +66,25 @@ def triage(
     report = triage_report(frame, comparison, files=stats.files, analysed=stats.analysed,
                            skipped=list(stats.skipped.values()))
     _write(report, format, output)
+
+
+def _runs(paths: list[str], *, store: Path | None, backend: str, address: str | None, jobs: int | None,
+          redact: bool) -> tuple[pd.DataFrame, ScanStats]:
+    """Every file's result (from the store, or analysed on the backend) as one frame of runs."""
+    from nforensics.triage.frame import runs_frame
+    from nforensics.triage.scan import analysers, scan
+    from nforensics.triage.store import TriageStore
+
+    opened = TriageStore(store) if store else None
+    try:
+        with analysers(backend, address, jobs) as (mapper, where):
+            if where:
+                sys.stderr.write(f"nforensics: {where}\n")
+            results, stats = scan(paths, store=opened, mapper=mapper, redact=redact)
+            return runs_frame(results), stats
+    finally:
+        if opened:
+            opened.close()
 
 
 def _check_output(format: str, output: Path | None) -> None:
