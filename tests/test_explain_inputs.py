@@ -128,13 +128,13 @@ def test_runtime_records_run_together_on_one_line(tmp_path):
 
 
 def test_explain_path_imports_no_heavy_modules():
-    """`explain` must start fast: pandas, Ray, drain3 and jsonschema stay off its import path."""
+    """`explain` must start fast: pandas, Ray, matplotlib, drain3 and jsonschema stay off its import path."""
     probe = (
         "import sys\n"
         "from nforensics.cli import main\n"
         f"sys.argv = ['nforensics', 'explain', {str(SEED000)!r}, '--format', 'json']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in ('pandas', 'ray', 'drain3', 'jsonschema', 'pyarrow') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('pandas', 'ray', 'matplotlib', 'drain3', 'jsonschema', 'pyarrow') if m in sys.modules)\n"
         "sys.stderr.write('HEAVY=' + ','.join(heavy))\n"
     )
     import subprocess

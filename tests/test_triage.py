@@ -212,6 +212,8 @@ def test_each_format(tmp_path):
     (["{tree}/2024-02-12/model.neff"], "binary"),
     (["{tree}", "--backend", "slurm"], "unknown --backend 'slurm': use local or ray"),
     (["{tree}", "--address", "auto"], "--address is for --backend ray"),
+    (["{tree}", "--plot", "{tree}/trend.gif"], "give a file ending in .png or .svg"),
+    (["{tree}", "--plot", "/no/such/folder/trend.png"], "no such folder"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     build_tree(tmp_path / "logs", SAMPLE_ROLES)

@@ -1,12 +1,14 @@
 """`nforensics triage` output: the failure groups as a terminal table, Markdown, CSV, JSON or Parquet.
 
-The table's shape (TriageGroup, TriageReport) is defined here, with the formats that print it, as
-render/groups.py defines the groups of `explain`; nforensics/triage decides what goes in it.
+The table's shape (TriageGroup, TriageReport, and Trend for --plot: triage_plot.py draws it) is defined
+here, with the formats that print it, as render/groups.py defines the groups of `explain`; nforensics/triage
+decides what goes in it.
 """
 
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -48,14 +50,26 @@ class TriageReport(BaseModel):
     groups: list[TriageGroup]
 
 
+@dataclass(frozen=True)
+class Trend:
+    """Runs per period (day or week) in which each group was seen, over every period of the runs read."""
+
+    unit: str  # "day" or "week"
+    periods: list[datetime]  # the start of each period (UTC), oldest first, empty ones included
+    counts: dict[str, list[int]]  # fingerprint -> runs per period
+
+
 _HEAD = ("group", "count", "share", "first seen", "last seen", "SDK", "compiler", "instances", "top hypothesis",
          "fixed in", "status")
 
 
+def group_name(group: TriageGroup) -> str:
+    return f"{group.code}: {group.title}" if group.code and group.code not in group.title else group.title
+
+
 def _cells(group: TriageGroup) -> tuple[str, ...]:
-    name = f"{group.code}: {group.title}" if group.code and group.code not in group.title else group.title
     return (
-        f"{name} [{group.fingerprint}]", str(group.count), f"{group.share:.1%}", _day(group.first_seen),
+        f"{group_name(group)} [{group.fingerprint}]", str(group.count), f"{group.share:.1%}", _day(group.first_seen),
         _day(group.last_seen), ", ".join(group.sdk_versions), ", ".join(group.compiler_versions),
         ", ".join(group.instance_types), group.top_hypothesis or "", group.fixed_in or "", group.status or "",
     )  # fmt: skip

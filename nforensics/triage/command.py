@@ -43,12 +43,15 @@ def triage(
     address: Annotated[Optional[str], typer.Option(
         help="Ray cluster: HOST:PORT, ray://HOST:PORT or auto (default: $RAY_ADDRESS, else a `ray start` "
              "cluster of this host, else a new local one).")] = None,
+    plot: Annotated[Optional[Path], typer.Option(
+        help="Also draw the top groups over time into FILE.png or FILE.svg (needs matplotlib).")] = None,
 ) -> None:
     """Failures across many runs: groups by fingerprint with count, share, first/last seen, versions, fixes."""
     from nforensics.rayconnect import check_backend
 
     backend = check_backend(backend, address)
     _check_output(format, output)
+    _check_plot(plot)
     from nforensics.triage.frame import parse_comparison, triage_report  # pandas: known to be installed now
     from nforensics.triage.scan import triage_files
     from nforensics.triage.store import default_store_dir
@@ -66,6 +69,8 @@ def triage(
     report = triage_report(frame, comparison, files=stats.files, analysed=stats.analysed,
                            skipped=list(stats.skipped.values()))
     _write(report, format, output)
+    if plot is not None:
+        _draw(plot, frame, report)
 
 
 def _runs(paths: list[str], *, store: Path | None, backend: str, address: str | None, jobs: int | None,
@@ -102,6 +107,28 @@ def _check_output(format: str, output: Path | None) -> None:
             raise InputError("--format parquet needs pyarrow: pip install 'nforensics[parquet]'")
     if output is not None and not output.parent.is_dir():
         raise InputError(f"--output {output}: no such folder {output.parent}")
+
+
+def _check_plot(plot: Path | None) -> None:
+    """Refused before any file is read, like the output."""
+    from nforensics.render.triage_plot import PLOT_FORMATS
+
+    if plot is None:
+        return
+    if plot.suffix.lower() not in PLOT_FORMATS:
+        raise InputError(f"--plot {plot}: give a file ending in {' or '.join(PLOT_FORMATS)}")
+    if not plot.parent.is_dir():
+        raise InputError(f"--plot {plot}: no such folder {plot.parent}")
+    if importlib.util.find_spec("matplotlib") is None:  # an extra: only --plot draws
+        raise InputError("--plot needs matplotlib, which is not installed: pip install 'nforensics[plot]'")
+
+
+def _draw(plot: Path, frame: pd.DataFrame, report: TriageReport) -> None:
+    from nforensics.render.triage_plot import PLOT_GROUPS, write_plot
+    from nforensics.triage.frame import trend
+
+    top = report.groups[:PLOT_GROUPS]
+    write_plot(plot, trend(frame, [group.fingerprint for group in top]), top)
 
 
 def _write(report: TriageReport, format: str, output: Path | None) -> None:

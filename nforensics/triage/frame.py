@@ -23,12 +23,13 @@ import pandas as pd
 
 from nforensics.diagnose.versions import version_key
 from nforensics.errors import InputError
-from nforensics.render.triage import TriageGroup, TriageReport
+from nforensics.render.triage import TriageGroup, TriageReport, Trend
 from nforensics.triage.runs import FileResult
 
 _TEXT = ("sdk", "compiler", "instance", "fingerprint", "signature", "code", "title", "family", "tier", "hypothesis",
          "fixed_in")
 COLUMNS = ("run", "seen", *_TEXT, "after_fix")
+TREND_DAYS = 62  # runs spanning up to about two months are counted per day on a --plot, longer spans per week
 
 
 @dataclass(frozen=True)
@@ -161,3 +162,22 @@ def triage_report(frame: pd.DataFrame, comparison: Comparison | None, *, files: 
               for row in table.to_dict("records")]
     return TriageReport(runs=int(frame["run"].nunique()), files=files, analysed=analysed, skipped=skipped,
                         comparison=comparison.description if comparison else None, groups=groups)
+
+
+def trend(frame: pd.DataFrame, fingerprints: list[str]) -> Trend:
+    """Runs per day (per week from Monday, when the runs span more than TREND_DAYS days) in which each of
+    these groups was seen, over every period from the first run read to the last; a run counts once per
+    group, in the period of its first finding of that group."""
+    seen = frame["seen"].dt.tz_convert(None)
+    weekly = len(frame) > 0 and seen.max() - seen.min() > pd.Timedelta(days=TREND_DAYS)
+    period = seen.dt.to_period("W").dt.start_time if weekly else seen.dt.floor("D")
+    every = pd.date_range(period.min(), period.max(), freq="7D" if weekly else "D") if len(frame) else []
+    unit = "week" if weekly else "day"
+    if not fingerprints:
+        return Trend(unit, [moment.to_pydatetime() for moment in every], {})
+    chosen = frame["fingerprint"].isin(fingerprints)
+    firsts = pd.DataFrame({"fingerprint": frame["fingerprint"], "run": frame["run"], "period": period})[chosen]
+    firsts = firsts.groupby(["fingerprint", "run"])["period"].min().reset_index()
+    counts = pd.crosstab(firsts["period"], firsts["fingerprint"]).reindex(index=every, columns=fingerprints, fill_value=0)
+    return Trend(unit, [moment.to_pydatetime() for moment in every],
+                 {fingerprint: [int(n) for n in counts[fingerprint]] for fingerprint in fingerprints})
