@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RAY_ENV, SAMPLE_LOGS, cli, run_cli_text
+from conftest import RAY_ENV, SAMPLE_LOGS, run_cli_text
 from test_triage import SAMPLE_ROLES, build_tree
 
 if importlib.util.find_spec("ray") is None:
@@ -43,11 +43,11 @@ def synthetic_logs(folder: Path, count: int, start: int = 0) -> None:
 
 
 def triage(folder: Path, *options: str | Path, ray: str | None = None) -> str:
-    """The JSON report of `nforensics triage FOLDER`: through Ray (`ray`: the cluster's address, or "" to
-    let the driver start a local instance) in a fresh process, else through the local pool of 2 processes."""
+    """The JSON report of `nforensics triage FOLDER` in a fresh process: through Ray (`ray`: the cluster's
+    address, or "" to let the driver start a local instance), else through the local pool of 2 processes."""
     args = ["triage", str(folder), "--format", "json", *map(str, options)]
     if ray is None:
-        result = cli(*args, "--jobs", "2")
+        result = run_cli_text(*args, "--jobs", "2")
         assert result.returncode == 0, result.stderr
         return result.stdout
     result = run_cli_text(*args, "--backend", "ray", *(["--address", ray] if ray else []), env=RAY_ENV)
