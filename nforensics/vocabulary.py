@@ -50,15 +50,21 @@ ZERO_FAILURES = compile_linear(
     r"\bno (?:errors?|failures?|issues?|problems?) (?:were )?found"
 )
 
+# A section's heading between rules names what the section holds ("=========== errors from kernel tracing
+# my_kernel ===========", pytest's "===== FAILURES ====="): the failures, if any, are the lines below it.
+# ("=== BIR verification failed ===" says what failed: it is no list's heading.)
+SECTION_HEADING = compile_linear(r"(?i)^\s*[=\-]{3,}\s*(?:errors|warnings|messages|failures)\b[^=\n]{0,200}?[=\-]{3,}\s*$")
+
 
 def reads_as_failure(text: str) -> bool:
-    """The line says something failed (and is not a count of zero failures)."""
-    return bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text)
+    """The line says something failed (and is not a count of zero failures or a section's heading)."""
+    return bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text) and not SECTION_HEADING.search(text)
 
 
 def says_it_failed(text: str) -> bool:
     """The line says outright that something broke (not only that something is missing or unsupported)."""
-    return bool(OUTRIGHT_FAILURE.search(text)) and not ZERO_FAILURES.search(text) and not _NOTHING_BROKE.search(text)
+    return (bool(OUTRIGHT_FAILURE.search(text)) and not ZERO_FAILURES.search(text) and not _NOTHING_BROKE.search(text)
+            and not SECTION_HEADING.search(text))
 
 
 # The documented naming scheme NCC_<class><component><index>, also printed bare by older compilers (TEN404);

@@ -1064,3 +1064,17 @@ def test_a_cluster_that_cannot_place_a_request_for_neuron_cores_is_short_of_free
     [finding] = analyze_text("2026-07-07 09:58:16,760 INFO worker.py:2012 -- Started a local Ray instance.\n" + ray).findings
     assert (finding.family, finding.hypotheses[0].id) == ("neuroncores-in-use", "request-exceeds-a-node")
     assert _top_family(ray.replace("neuron_cores", "GPU")) != "neuroncores-in-use"  # another accelerator's request
+
+
+def test_a_sections_heading_and_a_librarys_notice_of_ignored_settings_are_no_failures():
+    traced = ("=========== warnings from kernel tracing qwen.nki_rmsnorm_kernel ===========\n"
+              "=========== errors from kernel tracing qwen.nki_rmsnorm_kernel ===========\n"
+              "The KLR format is located at: final_klir_filepath='/tmp/klir/k.klir'\n")
+    assert analyze_text(traced).findings == []  # empty sections: nothing failed
+    failed = traced + ("/venv/lib/python3.12/site-packages/nkilib/core/utils/helpers.py:88:4: error: 'mod' does not "
+                       "allow a zero divisor\n")
+    assert _top_family(failed) == "nki-kernel-error"  # what a section holds is still read
+    notice = "root: NeuronConfig init: Unexpected keyword arguments: {'mode': 'evaluate_single', 'enable_nki': True}\n"
+    assert _top_family(notice) != "model-library-error"  # the library ignores them and goes on
+    assert _top_family("TypeError: NeuronConfig.__init__() got an unexpected keyword argument 'mode'\n") == \
+        "model-library-error"
