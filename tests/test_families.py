@@ -1078,3 +1078,12 @@ def test_a_sections_heading_and_a_librarys_notice_of_ignored_settings_are_no_fai
     assert _top_family(notice) != "model-library-error"  # the library ignores them and goes on
     assert _top_family("TypeError: NeuronConfig.__init__() got an unexpected keyword argument 'mode'\n") == \
         "model-library-error"
+
+
+def test_a_compilers_log_of_warnings_alone_is_no_compile_left_unfinished():
+    remarks = ("2023-10-18T00:18:48Z WARNING 16718 [job.Frontend.0]: TVM not detected.\n"
+               "2023-10-18T00:22:17Z WARNING 16718 [LayoutBottleneck]: Connected component _subtract.2109 has no "
+               "matmult/reduce/batchnorm. Guessing layout. Considering putting on CPU.\n")
+    assert analyze_text(remarks).findings == []
+    progress = remarks + "2023-10-18T00:22:19Z INFO 16718 [sg0000/Tensorizer/PGTiling]: Running PGTiling\n"
+    assert analyze_text(progress).findings[0].family == "process-hang"  # its progress, where the log stops

@@ -264,9 +264,10 @@ class _Assembler(BlockReader, TracebackReader):
         if set(body) == {"."}:
             return number
         line = parse("compiler", body) if body[:1].isdigit() else None
-        below_error = (isinstance(line, ProducerLine) and line.level is not None
-                       and line.level.upper() not in ERROR_LEVELS)
-        return number if below_error else None
+        # Progress is the compiler's INFO/DEBUG chatter; a log of its warnings alone is a file of its remarks.
+        progress = (isinstance(line, ProducerLine) and line.level is not None
+                    and line.level.upper() not in ERROR_LEVELS and not line.level.upper().startswith("WARN"))
+        return number if progress else None
 
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
         self._hangs()
