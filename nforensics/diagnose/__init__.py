@@ -63,7 +63,7 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     read = FamilyFacts(log, retained)
     elsewhere = read.ran_elsewhere
     families = [] if elsewhere else _family_findings(
-        _unexplained(detect_families(kb, read), findings, (claimed, explained), kb), log, retained, facts)
+        _unexplained(detect_families(kb, read), findings, claimed, explained, kb), log, retained, facts)
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
     findings += families
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
@@ -163,7 +163,7 @@ def _error_run(log: ParsedLog, line: int) -> set[int]:
     return run
 
 
-def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: tuple[set[int], set[int]],
+def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int], explained: set[int],
                  kb: KnowledgeBase) -> list[FamilyHit]:
     """Family hits that say something the exact findings do not: not a family an exact finding's family is
     or narrows, not lines exact findings already hold (a root cause may still sit on an envelope's line), not
@@ -185,9 +185,9 @@ def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: tuple[
     kept: dict[str, FamilyHit] = {}
     caused = {effect for hit in hits for effect in hit.family.causes}  # what another hit brings about says less
     for hit in sorted(hits, key=lambda h: (h.family.id in narrowed, h.family.id in caused, -h.confidence, h.lines[:1])):
-        # (`claimed`: the lines any signature holds, and those a root cause's signature holds: another envelope
-        # on an envelope's line says nothing more, a root cause there does.)
-        if hit.family.id in refined or (hit.lines and set(hit.lines) <= claimed[0 if hit.family.envelope else 1]):
+        # (`claimed`: the lines any signature holds; `explained`: those a root cause's signature holds. Another
+        # envelope on an envelope's line says nothing more, a root cause there does.)
+        if hit.family.id in refined or (hit.lines and set(hit.lines) <= (claimed if hit.family.envelope else explained)):
             continue
         if not hit.family.envelope and hit.lines and set(hit.lines) <= narrowed.get(hit.family.id, set()):
             continue  # a narrower family says the same of these very lines (an envelope still folds in)

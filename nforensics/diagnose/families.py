@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from copy import copy
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 
 from nforensics.knowledge import KnowledgeBase, compiled, table
 from nforensics.knowledge.schema import Detect, Family
@@ -47,11 +47,9 @@ _LAZY_IMPORTER = compile_linear(r"Failed to import ([\w.]+) because")
 _ASSERTION = compile_linear(r"(?i)assert(?:ion)?\b.*\bfail|NeuronAssert|internal assertion|Assertion '.+' failed|"
                         r"an exception was thrown|Transformation error on operator")
 # An assertion in a framework's own C++ source (PyTorch's `INTERNAL ASSERT FAILED at "../torch/csrc/jit/..."`)
-# failed in the framework, before or beside the compiler; one in the Neuron runtime's source, in the runtime.
-_ASSERTION_OUTSIDE_COMPILER = compile_linear(r"(?i)\bat \"?(?:\.\./)*(?:torch|c10|aten|caffe2|tensorflow|jaxlib)/|"
-                                  r"report a bug to PyTorch|"
-                                  # (C's assert() names its source file)
-                                  r"KaenaRuntime/|KaenaHal/|/tdrv/\w+\.c|/nrt/\w+\.c|neuron-rtd: ")
+# failed in the framework, before or beside the compiler.
+_FRAMEWORK_ASSERTION = compile_linear(r"(?i)\bat \"?(?:\.\./)*(?:torch|c10|aten|caffe2|tensorflow|jaxlib)/|"
+                                  r"report a bug to PyTorch")
 
 
 @dataclass
@@ -217,7 +215,7 @@ class FamilyFacts:
             elif structure == "compiler_assertion" and self._compiler_was_there():
                 # Not a Python `assert` statement quoted under a traceback frame: that is source code.
                 lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])
-                          and not _ASSERTION_OUTSIDE_COMPILER.search(self.text_of[n])
+                          and not _FRAMEWORK_ASSERTION.search(self.text_of[n]) and n not in self._placed_elsewhere
                           and not text.lstrip().startswith("assert ")][:3]
             elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
                 lines.append(line)
@@ -233,6 +231,12 @@ class FamilyFacts:
         narrowed.failure_lines = [(n, text) for n, text in self.failure_lines if wanted(n)]
         narrowed.wrapped_messages = [m for m in self.wrapped_messages if wanted(m[0])]
         return narrowed
+
+    @cached_property
+    def _placed_elsewhere(self) -> set[int]:
+        """Lines of frames (C's assert() line is one) whose file knowledge/stages.toml places outside the
+        compiler: an assertion there failed in the runtime or a library, wherever the compiler ran before."""
+        return {f.line for f in self.frames if f.line and (stage := place_frame(f)) and stage.component != "compiler"}
 
     def _compiler_was_there(self) -> bool:
         """The log shows a Neuron compiler at work: its records, a code it prints, or its words (a serving
