@@ -83,6 +83,12 @@ CASES = [
      {("PATH", '"neuronxcc/driver/jobs/WalrusDriver.py"'), ("LINENO", "232"), ("FUNC", "run")}),
     ("traceback", None, "File /opt/x/trace.py:309, in trace(model)", "ipython_frame", {("IPY_PATH", "/opt/x/trace.py")}),
     ("traceback", None, "Cell In[12], line 4", "ipython_cell", {("CELL", "[12]"), ("LINENO", "4")}),
+    ("traceback", None, ".../site-packages/optimum/modeling_base.py in from_pretrained(cls, model_id, export)",
+     "ipython_legacy_frame", {("IPY_LEGACY_PATH", ".../site-packages/optimum/modeling_base.py")}),
+    ("traceback", None, "<ipython-input-8-6a82917494e1> in <cell line: 2>()", "ipython_legacy_frame",
+     {("IPY_LEGACY_PATH", "<ipython-input-8-6a82917494e1>"), ("IPY_LEGACY_CALL", "<cell line: 2>()")}),
+    ("traceback", None, "<ipython-input-5-8575e7c3fa62> in <module>", "ipython_legacy_frame",
+     {("IPY_LEGACY_CALL", "<module>")}),
     ("traceback", None, "#3  0x00007f3a1c in neuronxcc::Foo::run() from /opt/x/libwalrus.so", "native_frame",
      {("NATIVE_INDEX", "#3")}),
     ("traceback", None, "/home/u/model.py(118): forward", "torchscript_frame", {("TS_PATH", "/home/u/model.py")}),
@@ -201,6 +207,8 @@ NEAR_MISSES = [
     ("traceback", None, 'File "a.py" was not found', "frame"),
     ("traceback", None, "File /opt/x/trace.py, in trace", "ipython_frame"),  # no :line
     ("traceback", None, "Cell In twelve", "ipython_cell"),
+    ("traceback", None, "model.py in the folder is old", "ipython_legacy_frame"),  # prose: no call after `in`
+    ("traceback", None, "model.py in main", "ipython_legacy_frame"),  # a function is called: parentheses
     ("traceback", None, "#include <stdio.h>", "native_frame"),
     ("traceback", None, "/home/u/model.py: forward", "torchscript_frame"),
     ("traceback", None, "/usr/lib/go/doc.go is missing", "go_frame"),  # a .go path without :line

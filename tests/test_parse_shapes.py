@@ -69,6 +69,21 @@ def test_ipython_final_line_closes_the_traceback_its_header_opened():
     assert (traceback.exception, traceback.message) == ("KeyError", "'x'")
 
 
+def test_an_older_ipython_traceback_keeps_its_frames_and_where_they_are():
+    # IPython before 8 prints `path in function(args)` and numbered context lines, no `File` and no line number.
+    text = ("FileNotFoundError                         Traceback (most recent call last)\n"
+            "<ipython-input-8-6a82917494e1> in <module>()\n      1 # load\n----> 2 model = Model.from_pretrained(d)\n\n"
+            ".../python3.9/site-packages/optimum/neuron/modeling_base.py in from_pretrained(cls, model_id)\n"
+            "    401 \n--> 402         return load(model_id)\n\n")
+    [traceback] = _parse(text).tracebacks
+    assert [(f.file, f.code) for f in traceback.frames] == [
+        ("<ipython-input-8-6a82917494e1>", "model = Model.from_pretrained(d)"),
+        ("/python3.9/site-packages/optimum/neuron/modeling_base.py", "return load(model_id)")]  # (the elision dots go)
+    assert _top_family(text) == "model-library-error"  # raised inside optimum-neuron, even cut before its last line
+    elsewhere = text.replace("optimum/neuron", "diffusers").replace("Model.from_pretrained", "build")
+    assert _top_family(elsewhere) != "model-library-error"
+
+
 def test_python_frames_carry_the_source_line_that_failed():
     text = ('Traceback (most recent call last):\n  File "train.py", line 538, in train\n'
             '    optimizer.load_state_dict(state_dict["optimizer"])\n'

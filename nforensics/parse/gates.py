@@ -119,4 +119,4 @@ def maybe_traceback(body: str) -> bool:
             or "Interrupt" in text[:80] or "StopIteration" in text[:80] or "SystemExit" in text[:80]
             or "Traceback" in text or text[:1].isdigit() and "# " in text[:6] or ".py(" in text or ".go:" in text
             or "root = " in text[:12] or "Assertion" in text or text.startswith(("at ", "Thread ")) and ")" in text
-            or ".py:" in text and "(" in text)
+            or ".py:" in text and "(" in text or ".py in " in text or text.startswith("<ipython-input"))

@@ -216,6 +216,10 @@ class TracebackShapes(Transformer):
         return Frame.model_construct(file=f"Cell In{cell}", lineno=_number(lineno), function=None, syntax="ipython",
                                      code=None)
 
+    def ipython_legacy_frame(self, parts: Parts) -> Frame:
+        path, call = parts  # `.../optimum/modeling_base.py in from_pretrained(cls, ...)`: no line number
+        return Frame.model_construct(file=str(path), lineno=None, function=str(call), syntax="ipython", code=None)
+
     def native_frame(self, parts: Parts) -> Frame:
         _index, body = parts
         # `#3  0x00007f3a1c in neuronxcc::Foo::run() from /opt/x/libwalrus.so`: the last path is the library.
