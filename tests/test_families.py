@@ -428,6 +428,8 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("AttributeError: Neuron executable (neff) is empty. Please check neuron-cc is installed", "framework-compile-failure"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1", "framework-compile-failure"),
     ("AssertionError: num_key_value_heads (8) must be divisible by tp_degree (12) of the Neuron model", "model-library-error"),
+    ("ValueError: Cannot prefill 16 new request(s) with only 8 empty slots. Please align max_batch_size with the static "
+     "batch size: 16.", "model-library-error"),
     ("RuntimeError: the NEFF was produced by neuronx-cc 2.19.1 which is newer than the runtime (2.17) supports",
      "version-skew"),
     ("RuntimeError: Unknown builtin op: neuron::forward_7.", "framework-plugin-setup"),
@@ -531,6 +533,7 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     # vLLM's start-up warning names the Neuron worker, and no exception was raised.
     "WARNING 11-26 10:00:06 [utils.py:2262] Methods add_lora not implemented in <vllm.worker.neuron_worker.NeuronWorker>",
     "WARNING: tp_degree 12 does not divide the 32 heads evenly; padding them",  # a warning, nothing raised
+    "INFO: prompt of 700 tokens padded to the static shapes used for compilation (1024)",  # the normal path
     "This release is newer than 2.18 and adds Llama 3 support",  # a comparison of no component
     "ERROR: Invalid requirement: 'foo===1'",  # an installer error about no Neuron package
     "ERROR: No matching distribution found for NEURON==8.2.0",  # the neuroscience simulator, not the SDK
