@@ -69,11 +69,13 @@ def indent_4(text: str, rng: random.Random) -> str:
 
 
 def collector_tags(text: str, rng: random.Random) -> str:
-    """Tag every line as a log collector does: docker compose, kubectl --prefix, Open MPI or a CI timestamp."""
-    tag = rng.choice(["tgi-3-1         | ", "[pod/train-0/main] ", "[1,{rank}]<stderr>:", "{ci} "])
+    """Tag every line as a collector, launcher or test runner does (compose, kubectl, MPI, CI, journald, srun, pytest)."""
+    tag = rng.choice(["tgi-3-1         | ", "[pod/train-0/main] ", "[1,{rank}]<stderr>:", "{ci} ",
+                      "[1,mpirank:{rank},algo-1]<stderr>:", "Jan 08 21:53:{s:02d} ip-10-0-0-31 python3[4154]: ",
+                      "2024-05-01T10:00:{s:02d}.123Z\t", "{rank}: ", "E       "])
     def tagged(line: str) -> str:
         stamp = f"2024-05-01T10:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randint(0, 9999999):07d}Z"
-        return tag.format(rank=rng.randint(0, 31), ci=stamp) + line
+        return tag.format(rank=rng.randint(0, 31), ci=stamp, s=rng.randint(0, 59)) + line
     return _each_line(text, tagged)
 
 

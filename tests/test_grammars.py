@@ -107,6 +107,13 @@ CASES = [
     ("prefixes", None, "INFO  PyProcess W-108-llama3-stdout: WARNING 07-09 11:38:18 utils.py:465] Pin memory", "start",
      {("RELAYED", "INFO  PyProcess W-108-llama3-stdout: ")}),
     ("prefixes", None, "nrtd[17]: [NRTD:nrtd_main] Failed to initialize devices", "start", {("SYSLOG_TAG", "nrtd[17]: ")}),
+    ("prefixes", None, "[1,mpirank:0,algo-1]<stderr>:Traceback (most recent call last):", "start",
+     {("MPI_TAG", "[1,mpirank:0,algo-1]<stderr>:")}),
+    ("prefixes", None, "2024-05-01T10:00:07.123Z\tRuntimeError: x", "start", {("CLOUDWATCH", "2024-05-01T10:00:07.123Z\t")}),
+    ("prefixes", None, " 12: RuntimeError: x", "start", {("SRUN_LABEL", " 12: ")}),
+    ("prefixes", None, "E       RuntimeError: x", "start", {("PYTEST", "E       ")}),
+    ("prefixes", None, "2024-05-01 10:00:07,123 - train - ERROR - boom", "start",
+     {("PYLOG_DASHED", "2024-05-01 10:00:07,123 - train - ERROR - ")}),
     ("prefixes", None, "[2026-07-01 06:55:12] WARNING platform.py:430: Pin memory is not supported on Neuron.", "start",
      {("STAMPED_LOGGER", "[2026-07-01 06:55:12] WARNING platform.py:430: ")}),
     # messages.lark (one start rule per shape found inside a message)
@@ -215,6 +222,9 @@ NEAR_MISSES = [
     ("traceback", None, "root = True", "root_frame"),  # an assignment, no path
     ("traceback", None, "Please see the traceback above", "exception"),
     ("prefixes", None, "RuntimeError: (pid 4242) failed", "start"),  # a wrapper's words inside a line, not in front
+    ("prefixes", None, "10:00:07 started", "start"),  # a clock is no task label
+    ("prefixes", None, "2024-05-01 10:00:07,123 - train - boom", "start"),  # no level: not the logger's format
+    ("prefixes", None, "2024-05-01T10:00:07.123Z RuntimeError: x", "start"),  # a space, not the export's tab
     ("messages", "diagnostic", "[NCC_IXLV] Expected core barriers", "coded"),  # no digits: not a code
     ("messages", "diagnostic", "loc(fused[1]): warning: [NCC_EVRF029] x", "mlir_coded"),
     ("messages", "exit_status", "the compile exited with 70", "exit_status"),

@@ -131,6 +131,9 @@ CASES = [
     ("prefixes", None, "ERROR 12-10 20:13:47 [engine.py:366] RuntimeError: x", Unwrapped("RuntimeError: x", "ERROR")),
     ("prefixes", None, "2024-01-01 10:00:00,123::WARNING: lock failed", Unwrapped("lock failed", "WARNING")),
     ("prefixes", None, "[WARN ] PyProcess - W-1-model-stderr: RuntimeError: x", Unwrapped("RuntimeError: x")),
+    ("prefixes", None, "2024-05-01 10:00:07,123 - train - ERROR - boom", Unwrapped("boom", "ERROR")),
+    # pytest's marker is of fixed width: a frame behind it keeps its own two spaces, no more
+    ("prefixes", None, 'E         File "a.py", line 3, in f', Unwrapped('  File "a.py", line 3, in f')),
     # messages.lark
     ("messages", "diagnostic", "x [INTERNAL_ERROR] [NCC_IXLV002] Expected core barriers [NCC_EOOM001] too",
      CodedMessage("NCC_IXLV002", "Expected core barriers [NCC_EOOM001] too", "INTERNAL_ERROR",

@@ -303,11 +303,14 @@ class PrefixShapes(Transformer):
                 level = token.split("] ", 1)[1].split(" ", 1)[0]
             elif token.type == "PYLOG":
                 level = token.rstrip(" \t:").rsplit(":", 1)[-1]
+            elif token.type == "PYLOG_DASHED":
+                level = token.rstrip(" -").rsplit(" - ", 1)[-1]
             elif token.type == "PYLOG_BARE":
                 level = token.split(":", 1)[0]
         own = str(parts[-1] or "")
         # A wrapper puts one space between itself and the line; more is the line's own indentation (a
         # traceback's frames and source lines), which says what the line is.
+        # (pytest's marker is of fixed width: what follows it is the line's own indentation already.)
         last = parts[-2] if len(parts) > 1 else None
-        pad = len(last) - len(last.rstrip(" \t")) if last is not None and own else 0
+        pad = len(last) - len(last.rstrip(" \t")) if last is not None and own and last.type != "PYTEST" else 0
         return Unwrapped(" " * (pad - 1) + own if pad > 1 else own, level)
