@@ -60,6 +60,7 @@ class SourceLine(Record):
 
     line: int
     text: str
+    body: str | None = None  # its producer's own line, when a relay or a logger put a prefix in front of it
 
 
 class LogEvent(Record):

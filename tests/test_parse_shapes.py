@@ -233,6 +233,29 @@ def test_words_are_read_in_the_line_not_in_the_prefix_a_wrapper_put_on_it():
     assert _top_family(prefix + "neuronx-cc compilation failed with exit code 70\n") == "framework-compile-failure"
 
 
+def _top_signature(text: str) -> str | None:
+    findings = analyze_text(text).findings
+    return findings[0].signature if findings else None
+
+
+@pytest.mark.parametrize("relay", ["tgi-3-1  | ", "[pod/train-0/main] ", "Jan 08 21:53:19 ip-10-0-0-31 python3[4154]: ",
+                                   "[1,mpirank:0,algo-1]<stderr>:", " 3: ", "2024-05-01T10:00:07.123Z\t"])
+def test_a_relays_tag_on_every_line_leaves_where_each_message_starts(relay):
+    """A message still starts where its producer started it behind a collector's tag: a pattern anchored at
+    the start of the message holds, and the next line that starts a record still ends the message before it."""
+    assertion = ("SG-ERROR: File /src/TongaCodegen/tensortensor.cpp:207, Assertion 'deltaElems >= min' failed\n"
+                 "Aborted (core dumped)\n")
+    assert _top_signature(assertion) == "backend-codegen-assertion"
+    assert _top_signature("".join(relay + line + "\n" for line in assertion.splitlines())) == "backend-codegen-assertion"
+    cause = ("2024-Sep-03 11:02:18.0046 27:27 ERROR   NRT:nrt_init                 No neuron device available\n"
+             "Traceback (most recent call last):\n  File \"/workspace/serve.py\", line 41, in <module>\n"
+             "RuntimeError: The PyTorch Neuron Runtime could not be initialized. Neuron Driver issues are logged\n")
+    tagged = "".join(relay + line + "\n" for line in cause.splitlines())
+    assert _top_signature(cause) == _top_signature(tagged) == "nrt-no-neuron-device-available"  # the cause first
+    # Inside a line, the same words after other text are no message start.
+    assert _top_signature("see the SG-ERROR: File /x.cpp:207, Assertion 'a' failed\n") != "backend-codegen-assertion"
+
+
 def test_a_traceback_behind_an_error_prefix_is_one_record_not_an_error_a_line():
     prefix = "ERROR 12-10 20:13:47 [engine.py:366] "
     log = _parse("".join(prefix + line + "\n" for line in (

@@ -193,7 +193,14 @@ def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list
     """Accepted claims in recognition order; a later claim overlapping another signature's is dropped."""
     codes, statuses = _printed_facts(log)
     below_error = log.below_error_lines()
-    record_lines = frozenset(e.line for e in log.events if e.producer == "runtime")  # one line each
+    # A record starts at a runtime record the parser read, or where a line (or a logger's prefix on it)
+    # has the shape of one: a logger repeating its prefix on every line of a message cuts it there.
+    record_lines = frozenset([*(e.line for e in log.events if e.producer == "runtime"),
+                              *(line.line for line in retained if _RECORD_START.match(line.text))])
+    # Patterns and templates read each line as its producer printed it: behind a relay's tag (docker
+    # compose, kubectl --prefix, journald, MPI ranks, srun) a message still starts where it starts, and the
+    # next record still starts a record.
+    retained = [line if line.body is None else SourceLine.model_construct(line=line.line, text=line.body) for line in retained]
     candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained, record_lines)
                               + _status_claims(kb, log, retained, record_lines)
                               + _template_claims(kb, retained, log.total_lines, record_lines))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from nforensics.parse.normalise import unwrap
 from nforensics.parse.shapes import ProducerLine
 from nforensics.records import (
     BirVerification,
@@ -80,7 +81,8 @@ class AssemblerState:
         if self.retained and self.retained[-1].line == number and self.retained[-1].text == raw:
             return
         if len(self.retained) < MAX_RETAINED:
-            self.retained.append(SourceLine.model_construct(line=number, text=raw))
+            body = unwrap(raw).line
+            self.retained.append(SourceLine.model_construct(line=number, text=raw, body=body if body != raw else None))
         else:
             self.log.truncated = True
 
