@@ -679,7 +679,7 @@ def test_an_extension_module_that_fails_to_load_is_version_skew():
 def test_a_named_word_list_is_expanded_and_an_unknown_one_is_named():
     from pydantic import ValidationError
 
-    from nforensics.knowledge.schema import Detect
+    from nforensics.knowledge.family_schema import Detect
 
     rule = Detect(words=[["no matching distribution"], ["@neuron_packages", "my-extra"]])
     assert {"libneuronxla", "neuron-cc", "optimum-neuron"} <= set(rule.words[1]) and rule.words[1][-1] == "my-extra"

@@ -26,7 +26,8 @@ sys.path.insert(0, str(REPO))
 
 from nforensics import knowledge  # noqa: E402
 from nforensics.knowledge.disk_cache import encode  # noqa: E402
-from nforensics.knowledge.schema import Family, Signature  # noqa: E402
+from nforensics.knowledge.family_schema import Family  # noqa: E402
+from nforensics.knowledge.schema import Signature  # noqa: E402
 
 
 def sources() -> list[tuple[Path, type[Signature] | type[Family]]]:

@@ -18,7 +18,8 @@ from nforensics.diagnose.versions import resolve_fixed_in
 from nforensics.fact_records import build_record
 from nforensics.knowledge import KnowledgeBase, compiled
 from nforensics.knowledge.matcher import Claim, match
-from nforensics.knowledge.schema import Family, Signature
+from nforensics.knowledge.family_schema import Family
+from nforensics.knowledge.schema import Signature
 from nforensics.vocabulary import reads_as_failure
 from nforensics.records import (
     ERROR_LEVELS,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 
 from nforensics.knowledge import KnowledgeBase, compiled, table
-from nforensics.knowledge.schema import Detect, Family
+from nforensics.knowledge.family_schema import Detect, Family
 from nforensics.knowledge.vocabulary import named
 from nforensics.linear_regex import compile_linear
 from nforensics.masking import mask, mask_ids

@@ -22,7 +22,8 @@ from nforensics.errors import InputError
 from nforensics.knowledge.disk_cache import decode, encode, remember, stamp
 from nforensics.linear_regex import Pattern, compile_search
 from nforensics.knowledge.order import RecognitionOrder
-from nforensics.knowledge.schema import Family, Signature
+from nforensics.knowledge.family_schema import Family
+from nforensics.knowledge.schema import Signature
 from nforensics.knowledge.vocabulary import VOCABULARY_FILE
 
 if sys.version_info >= (3, 11):

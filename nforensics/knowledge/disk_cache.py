@@ -128,14 +128,14 @@ class _Unsupported(Exception):
 
 @cache
 def _models() -> dict[str, type]:
-    """The pydantic models a cache file may name: the catalogue's schema, nothing else. Looked up for every
+    """The pydantic models a cache file may name: the catalogue's schemas, nothing else. Looked up for every
     model written, so kept: walking the schema module's names each time was a fifth of a first run's cost."""
     from pydantic import BaseModel
 
-    from nforensics.knowledge import schema
+    from nforensics.knowledge import family_schema, schema
 
-    return {name: value for name, value in vars(schema).items()
-            if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == schema.__name__}
+    return {name: value for module in (schema, family_schema) for name, value in vars(module).items()
+            if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == module.__name__}
 
 
 def _encode(value: Any) -> Any:

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from nforensics.knowledge import KnowledgeBase
 from nforensics.knowledge.order import tier_of
-from nforensics.knowledge.schema import EvidenceRule, Family, Signature
+from nforensics.knowledge.family_schema import Family
+from nforensics.knowledge.schema import EvidenceRule, Signature
 from nforensics.records import FixedIn
 from nforensics.render.markdown import cell, code_block, code_span
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nforensics.knowledge.schema import Detect, Family
+from nforensics.knowledge.family_schema import Detect, Family
 from nforensics.render.catalogue import SAMPLE_LOG_LINK, hypotheses_markdown, workarounds_markdown
 from nforensics.render.markdown import cell, code_span
 
