@@ -69,3 +69,20 @@ def test_a_worker_that_died_under_the_compiler_is_its_cause_even_without_the_err
     other = analyze_text(ICE_BANNER.format(message="Assertion failed: shape mismatch in pass TensorInit"))
     assert other.findings[0].hypotheses[0].id != "worker-killed-host-memory"
     assert other.findings[0].family == "compiler-internal-crash"
+
+
+def test_a_diagnostic_printed_again_by_each_rank_is_one_finding():
+    line = "[ERROR] [NCC_EZZZ901] The frobnicator could not place tensor t1 in partition 3 of 128.\n"
+    once = analyze_text(line).findings
+    again = analyze_text(line + "[rank1]: RuntimeError: RunNeuronCCImpl: " + line + line).findings
+    assert [f.code for f in once] == [f.code for f in again] == ["NCC_EZZZ901"]
+    # The same code saying something else is another failure of that code, shown on its own.
+    other = analyze_text(line + line.replace("partition 3 of 128", "SBUF: out of space")).findings
+    assert [f.code for f in other] == ["NCC_EZZZ901", "NCC_EZZZ901"]
+
+
+def test_an_exit_status_printed_on_the_line_decides_which_exit_it_was():
+    """`neuronx-cc failed with 1` reads almost like the exit-70 message; the status it prints says it is not."""
+    seventy = "RuntimeError: neuronx-cc compilation failed with 70. Check compiler logs.\n"
+    assert analyze_text(seventy).findings[0].signature == "neuronx-cc-exit-70"
+    assert analyze_text("RuntimeError: neuronx-cc failed with 1\n").findings[0].signature != "neuronx-cc-exit-70"

@@ -14,7 +14,7 @@ import signal
 from nforensics.diagnose.evidence import lines_between
 from nforensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
 from nforensics.knowledge import table
-from nforensics.records import ERROR_LEVELS, Evidence, Finding, ParsedLog, SourceLine
+from nforensics.records import ERROR_LEVELS, Diagnostic, Evidence, Finding, ParsedLog, SourceLine
 from nforensics.vocabulary import CODE_PARTS, says_it_failed
 
 
@@ -48,11 +48,18 @@ def _generic(code: str | None, key: str, title: str, component: str, summary: st
 
 
 def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[int], has_specific: bool) -> list[Finding]:
-    """Fallbacks for what no signature or family explains; `claimed` holds the lines those already cover."""
+    """Fallbacks for what no signature or family explains; `claimed` holds the lines those already cover.
+    A diagnostic printed again (each rank, each retry, the wrapper echoing the compiler) is the one failure:
+    it is explained where any of its copies is, and shown once where none is."""
+    explained = {_said(d) for d in log.diagnostics if d.line in claimed}
+    unexplained: dict[tuple[str, str], Diagnostic] = {}
+    for diagnostic in log.diagnostics:
+        if diagnostic.line not in claimed and _said(diagnostic) not in explained:
+            unexplained.setdefault(_said(diagnostic), diagnostic)
     findings = [
         _generic(d.code, "coded-diagnostic", f"Unrecognised compiler diagnostic {d.code}",
                  "compiler", d.message or d.code, explain_code(d.code), d.line, d.end_line, retained)
-        for d in log.diagnostics if d.line not in claimed
+        for d in unexplained.values()
     ]
     if findings or has_specific:
         return findings
@@ -86,6 +93,11 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[in
                              "A Python exception ended the run; no catalogue entry knows its message yet.",
                              traceback.end_line, traceback.end_line, retained)]
     return _template_findings(log, retained) or _cut_traceback(log, retained)
+
+
+def _said(diagnostic: Diagnostic) -> tuple[str, str]:
+    """What a diagnostic says, whichever copy: its code and the head of its message (a copy may be cut)."""
+    return diagnostic.code.upper(), " ".join((diagnostic.message or "").split())[:60]
 
 
 def _cut_traceback(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]:

@@ -165,33 +165,47 @@ def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]
 HOW_RANK = {"code": 0, "status": 1, "pattern": 2, "template": 3}
 
 
-def _printed_facts(log: ParsedLog) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
-    codes: dict[int, set[str]] = {}
+@dataclass
+class _Printed:
+    """What the input printed on each line: codes, NRT statuses, exit statuses."""
+
+    codes: dict[int, set[str]]
+    statuses: dict[int, set[str]]
+    exits: dict[int, set[int]]
+
+
+def _printed_facts(log: ParsedLog) -> _Printed:
+    printed = _Printed({}, {}, {})
     for diagnostic in log.diagnostics:
-        codes.setdefault(diagnostic.line, set()).add(diagnostic.code.upper())
-    statuses: dict[int, set[str]] = {}
+        printed.codes.setdefault(diagnostic.line, set()).add(diagnostic.code.upper())
     for status in log.nrt_statuses:
         if status.name:
-            statuses.setdefault(status.line, set()).add(status.name)
-    return codes, statuses
+            printed.statuses.setdefault(status.line, set()).add(status.name)
+    for exit_status in log.exits:
+        printed.exits.setdefault(exit_status.line, set()).add(exit_status.code)
+    return printed
 
 
-def _contradicted(claim: Claim, codes: dict[int, set[str]], statuses: dict[int, set[str]]) -> bool:
-    """A wording claim on a line whose printed code or status names another failure: the printed fact wins."""
+def _contradicted(claim: Claim, printed: _Printed) -> bool:
+    """A wording claim on a line whose printed code, status or exit status names another failure: the printed
+    fact wins (`neuronx-cc failed with 1` reads like the exit-70 message, and is not it)."""
     if claim.how in ("code", "status"):
         return False
     match_spec = claim.signature.match
     known = {code_key(c) for c in [*match_spec.codes, *claim.signature.aliases, *filter(None, [claim.signature.code])]}
-    printed = {code_key(c) for c in codes.get(claim.line, ())}
-    if known and printed and not known & printed:
+    shown_codes = {code_key(c) for c in printed.codes.get(claim.line, ())}
+    if known and shown_codes and not known & shown_codes:
         return True
-    shown = statuses.get(claim.line, set())
-    return bool(match_spec.nrt_statuses and shown and not shown & set(match_spec.nrt_statuses))
+    shown = printed.statuses.get(claim.line, set())
+    if match_spec.nrt_statuses and shown and not shown & set(match_spec.nrt_statuses):
+        return True
+    exited = printed.exits.get(claim.line, set())
+    return bool(match_spec.exit_codes and exited and not exited & set(match_spec.exit_codes))
 
 
 def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list[Claim]:
     """Accepted claims in recognition order; a later claim overlapping another signature's is dropped."""
-    codes, statuses = _printed_facts(log)
+    printed = _printed_facts(log)
     below_error = log.below_error_lines()
     # A record starts at a runtime record the parser read, or where a line (or a logger's prefix on it)
     # has the shape of one: a logger repeating its prefix on every line of a message cuts it there.
@@ -204,7 +218,7 @@ def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list
     candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained, record_lines)
                               + _status_claims(kb, log, retained, record_lines)
                               + _template_claims(kb, retained, log.total_lines, record_lines))
-                  if not _contradicted(c, codes, statuses)
+                  if not _contradicted(c, printed)
                   and (c.signature.match.claims_warnings or c.line not in below_error)]
     # A wording claim that contradicts a printed fact is gone already; of the rest the signature first in
     # recognition order (tier, then specificity) wins; at equal rank what the input printed (a code, then a
