@@ -1123,3 +1123,27 @@ def test_a_compilers_log_of_warnings_alone_is_no_compile_left_unfinished():
     assert analyze_text(remarks).findings == []
     progress = remarks + "2023-10-18T00:22:19Z INFO 16718 [sg0000/Tensorizer/PGTiling]: Running PGTiling\n"
     assert analyze_text(progress).findings[0].family == "process-hang"  # its progress, where the log stops
+
+
+def test_torch_distributed_failing_to_start_on_the_network_is_a_collectives_bootstrap_in_a_neuron_run():
+    taken = ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+             "port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use\n")
+    neuron = "[train] trn2.3xlarge: torchrun --nproc_per_node=2, one rank per logical NeuronCore\n"
+    assert analyze_text(neuron + taken).findings[0].family == "collectives-bootstrap"
+    # On a GPU job, or any PyTorch job that says nothing of Neuron, it is not a Neuron failure.
+    gpu = "[train] p4d.24xlarge: torchrun --nproc_per_node=8, one rank per GPU\n"
+    assert all(f.family != "collectives-bootstrap" for f in analyze_text(gpu + taken).findings)
+
+
+def test_a_model_librarys_nki_kernel_refusing_its_input_is_the_kernels_limit():
+    raised = ('Traceback (most recent call last):\n'
+              '  File "/opt/venv/lib/python3.12/site-packages/optimum/neuron/models/training/llama/modeling_llama.py", '
+              'line 400, in forward\n    attn_output = nki_flash_attn_func(\n'
+              '  File "/opt/venv/lib/python3.12/site-packages/neuronx_distributed/kernels/flash_attn.py", line 200, '
+              'in nki_flash_attn_func\n    raise NotImplementedError("Only support sequence as multiples of 2K")\n'
+              'NotImplementedError: Only support sequence as multiples of 2K\n')
+    top = analyze_text(raised).findings[0]
+    assert (top.family, top.hypotheses[0].id) == ("nki-kernel-error", "shape-outside-kernel-support")
+    # The same library raising from its model code is the library's own check.
+    elsewhere = raised.replace("neuronx_distributed/kernels/flash_attn.py", "neuronx_distributed/parallel_layers/layers.py")
+    assert analyze_text(elsewhere).findings[0].family == "model-library-error"
