@@ -256,6 +256,14 @@ def test_a_relays_tag_on_every_line_leaves_where_each_message_starts(relay):
     assert _top_signature("see the SG-ERROR: File /x.cpp:207, Assertion 'a' failed\n") != "backend-codegen-assertion"
 
 
+@pytest.mark.parametrize("relay", ["", "tgi-3-1  | ", "[1,mpirank:0,algo-1]<stderr>:"])
+def test_progress_dots_and_two_ranks_glued_together_are_undone_behind_a_relays_tag_too(relay):
+    killed = _parse(relay + "Compiling HLO: /tmp/MODULE_1.hlo.pb\n" + relay + "..........................Killed\n")
+    assert [o.kind for o in killed.outcomes] == ["killed"]
+    glued = _parse(relay + "Traceback (most recent call last):\n" + relay + "KeyboardInterruptKeyboardInterrupt\n")
+    assert [t.exception for t in glued.tracebacks] == ["KeyboardInterrupt"]
+
+
 def test_a_traceback_behind_an_error_prefix_is_one_record_not_an_error_a_line():
     prefix = "ERROR 12-10 20:13:47 [engine.py:366] "
     log = _parse("".join(prefix + line + "\n" for line in (

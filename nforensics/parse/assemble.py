@@ -99,10 +99,13 @@ class _Assembler(BlockReader, TracebackReader):
                 self.repeated_below_error.append(number)
             return
         before = self._record_count()
-        segment = _untwinned(segment)
         body, wrapper_level = unwrap(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
         if wrapper_level is not None:  # a logger's levelled record, not an exception's message going on
             self.message_awaited = None
+        # Two ranks' lines glued into one, and progress dots glued in front, also behind a relay's tag.
+        body = _untwinned(body)
+        if body.startswith("."):
+            body = GLUED_PROGRESS.sub("", body)
         if body.startswith("**") and (bold := MARKDOWN_BOLD.match(body)):
             body = bold.group(1)
         if self.frame_awaiting_code is not None:
