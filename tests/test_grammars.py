@@ -51,6 +51,8 @@ CASES = [
      {("DAEMON_HEAD", "NMGR:kmgr_create_eg")}),
     ("runtime", None, "2023-Aug-01 16:14:43.0210 332066:332508 [31] bootstrap.cc:89 CCOM WARN Timeout waiting",
      "ccom_line", {("LEVEL", "WARN"), ("SOURCE", "bootstrap.cc:89"), ("RANK", "[31]")}),
+    ("runtime", None, "437596:439671 [0] net_plugin.cc:97 CCOM WARN OFI plugin initNet() failed", "ccom_line",
+     {("LEVEL", "WARN"), ("PID", "437596")}),  # pasted without its timestamp
     ("runtime", None, "------------[ cut here ]------------", "cut_here", set()),
     ("runtime", None, "------------[ cut to here ]------------", "cut_to_here", set()),
     # framework.lark
@@ -199,6 +201,7 @@ NEAR_MISSES = [
     ("runtime", None, "[INFO] compiling the model", "daemon_line"),  # a bracketed level word, not MODULE:function
     ("runtime", None, "[NCC_IXLV002] Expected core barriers", "daemon_line"),  # a code, not a daemon head
     ("runtime", None, "2023-Aug-01 16:14:43.0210 332066:332508 [31] bootstrap.cc:89 NCCL WARN x", "ccom_line"),
+    ("runtime", None, "437596:439671 net_plugin.cc:97 CCOM WARN x", "ccom_line"),  # no rank: another tool's pid:tid
     ("runtime", None, "cut here", "cut_here"),  # the mark is bracketed
     ("runtime", None, "[ cut here ]", "cut_to_here"),
     ("framework", None, "2024-04-12 07:01:02.000123: 4242 ERROR NEURON_CC_WRAPPER: failed", "wrapper_line"),

@@ -73,6 +73,8 @@ CASES = [
                                                                              component="NMGR:kmgr_create_eg")),
     ("runtime", None, "2023-Aug-01 16:14:43.0210 332066:332508 [31] bootstrap.cc:89 CCOM WARN Timeout waiting",
      ProducerLine("runtime", "Timeout waiting", "WARN", "CCOM", 332066, "2023-Aug-01 16:14:43.0210")),
+    ("runtime", None, "332066:332508 [31] bootstrap.cc:89 CCOM WARN Timeout waiting",
+     ProducerLine("runtime", "Timeout waiting", "WARN", "CCOM", 332066, None)),
     ("runtime", None, "------------[ cut here ]------------", CutMark(opens=True)),
     ("runtime", None, "------------[ cut to here ]------------", CutMark(opens=False)),
     # framework.lark

@@ -142,7 +142,7 @@ class RuntimeShapes(Transformer):
 
     def ccom_line(self, parts: Parts) -> ProducerLine:
         timestamp, pid, _tid, _rank, _source, level, message = parts
-        return ProducerLine("runtime", clean(message), str(level), "CCOM", int(pid), str(timestamp))
+        return ProducerLine("runtime", clean(message), str(level), "CCOM", int(pid), optional(timestamp))
 
     def cut_here(self, _parts: Parts) -> CutMark:
         return CutMark(opens=True)
