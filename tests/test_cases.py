@@ -5,10 +5,12 @@ knows the failure, and nothing on logs that did not fail; packs add their own ca
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
-from conftest import SAMPLE_LOGS, cli
+from conftest import REPO, SAMPLE_LOGS, cli, run_cli_text
 from nforensics.diagnose.similar import failure_site, site_text
 from nforensics.ingest import text_lines
 from nforensics.pipeline import analyze_text
@@ -148,3 +150,15 @@ def test_a_windows_home_is_left_out_of_a_failure_site():
     from nforensics.records import Frame
 
     assert Frame(file="C:\\Users\\bob\\proj\\train\\run.py").package_path == "proj/train/run.py"
+
+
+def test_the_shipped_case_index_is_current_and_a_first_run_opens_it_instead_of_building(tmp_path):
+    result = subprocess.run([sys.executable, str(REPO / "tools/build_case_index.py"), "--check"],
+                            capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert result.returncode == 0, result.stderr
+    # An empty cache folder: the reports come from the shipped index, and nothing is built into the folder.
+    cache = tmp_path / "cache"
+    shown = run_cli_text("explain", SAMPLE_LOGS / "seed000_ncc_ixlv002_sendrecv_twice.log", "--format", "json",
+                         env={"NFORENSICS_CACHE_DIR": str(cache)})
+    assert json.loads(shown.stdout)["findings"][0]["similar_reports"], shown.stderr
+    assert cache.is_dir() and not list(cache.glob("cases-*.sqlite"))

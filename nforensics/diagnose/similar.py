@@ -172,10 +172,35 @@ def closeness(report_line: dict[str, float], line_tokens: dict[str, float]) -> f
 
 # The index stores tokens: it is stale when the code that makes them changes.
 _TOKENISERS = [Path(__file__).parents[1] / "knowledge" / "wording.py", Path(__file__).parents[1] / "masking.py"]
+# The built-in cases' index, built ahead by tools/build_case_index.py and shipped in the package like
+# catalogue.bin: the first run after installing (and a run with no cache folder of its own) opens it
+# instead of tokenising every case.
+SHIPPED_INDEX = CASES_DIR.parent / "cases.sqlite"
+
+
+def shipped_digest() -> str:
+    """What the shipped index was built from: the built-in case files and the code that tokenises them."""
+    digest = hashlib.sha256()
+    for path in [*case_files(CASES_DIR), Path(__file__), *_TOKENISERS]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _shipped_index() -> CaseIndex | None:
+    """The shipped index when it was built from these very files, else None."""
+    try:
+        db = sqlite3.connect(f"file:{SHIPPED_INDEX}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        (built,) = db.execute("SELECT digest FROM built").fetchone()
+    except (sqlite3.Error, TypeError, OSError):
+        return None
+    return CaseIndex(db) if built == shipped_digest() else None
 
 
 @cache
 def _index(pack_folders: tuple[str, ...]) -> CaseIndex:
+    shipped = None if pack_folders else _shipped_index()
+    if shipped is not None:
+        return shipped
     files = [p for folder in (CASES_DIR, *(Path(f) / "cases" for f in pack_folders)) for p in case_files(folder)]
     key = hashlib.sha256("\0".join([__version__, *stamp([*files, Path(__file__), *_TOKENISERS])]).encode()).hexdigest()[:24]
     folder = private_dir()  # None when the cache folder is not ours alone: then nothing is read or kept
