@@ -463,6 +463,8 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("AssertionError: num_key_value_heads (8) must be divisible by tp_degree (12) of the Neuron model", "model-library-error"),
     ("ValueError: Cannot prefill 16 new request(s) with only 8 empty slots. Please align max_batch_size with the static "
      "batch size: 16.", "model-library-error"),
+    ("2024-10-03 20:22:23.625 | ERROR    | yolox.core.trainer:train:86 - Exception in training: Bad StatusOr access: "
+     "INVALID_ARGUMENT: RunNeuronCCImpl: error condition !(result != __null): ", "framework-compile-failure"),
     ("RuntimeError: the NEFF was produced by neuronx-cc 2.19.1 which is newer than the runtime (2.17) supports",
      "version-skew"),
     ("RuntimeError: Unknown builtin op: neuron::forward_7.", "framework-plugin-setup"),
@@ -567,6 +569,7 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "WARNING 11-26 10:00:06 [utils.py:2262] Methods add_lora not implemented in <vllm.worker.neuron_worker.NeuronWorker>",
     "WARNING: tp_degree 12 does not divide the 32 heads evenly; padding them",  # a warning, nothing raised
     "INFO: prompt of 700 tokens padded to the static shapes used for compilation (1024)",  # the normal path
+    "INFO: RunNeuronCCImpl returned after 42 s for MODULE_1",  # the compile call, nothing failed
     "This release is newer than 2.18 and adds Llama 3 support",  # a comparison of no component
     "ERROR: Invalid requirement: 'foo===1'",  # an installer error about no Neuron package
     "ERROR: No matching distribution found for NEURON==8.2.0",  # the neuroscience simulator, not the SDK
@@ -1147,3 +1150,24 @@ def test_a_model_librarys_nki_kernel_refusing_its_input_is_the_kernels_limit():
     # The same library raising from its model code is the library's own check.
     elsewhere = raised.replace("neuronx_distributed/kernels/flash_attn.py", "neuronx_distributed/parallel_layers/layers.py")
     assert analyze_text(elsewhere).findings[0].family == "model-library-error"
+
+
+def test_a_libfabric_failure_is_a_neuron_collectives_failure_only_in_a_neuron_run():
+    failed = "[0000] WARN:  transport_ofi.c:656: ofi_mr_reg_external_heap\n[0000]        fi_mr_regattr (heap) failed\n"
+    assert all(f.family != "collectives-efa" for f in analyze_text(failed).findings)  # SHMEM on another fabric
+    neuron = "torchrun --nproc_per_node=32 train.py   # trn1.32xlarge, 32 NeuronCores\n"
+    assert _top_family(neuron + failed) == "collectives-efa"
+
+
+def test_pytorchs_tracer_refusing_the_model_is_model_not_traceable_only_where_the_tracer_raised():
+    traced = ('>>> model = torch.neuron.trace(model, example_inputs=inputs)\nTraceback (most recent call last):\n'
+              '  File "/venv/site-packages/torch_neuron/convert.py", line 228, in to_graph\n'
+              '    jit_trace = torch.jit.trace(func_or_mod, example_inputs)\n'
+              '  File "/venv/site-packages/torch/jit/_trace.py", line 940, in trace_module\n    _force_outplace,\n'
+              "RuntimeError: Encountering a dict at the output of the tracer might cause the trace to be incorrect\n")
+    top = analyze_text(traced).findings[0]
+    assert (top.family, top.fields.get("raised_in")) == ("model-not-traceable", "torch/jit/_trace.py")
+    # The same trace, the model's own forward raising inside it: the model failed, not the tracer's rules.
+    inside = traced.replace("    _force_outplace,\n", "    _force_outplace,\n"
+                            '  File "/home/u/model.py", line 12, in forward\n    x = x.view(-1, 7)\n')
+    assert analyze_text(inside).findings[0].family != "model-not-traceable"

@@ -29,7 +29,7 @@ from nforensics.vocabulary import code_parts, reads_as_failure
 SELECTOR_CONFIDENCE = {
     "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "compiler_heads": 0.6,
     "frame_paths": 0.6,
-    "frame_code": 0.55, "exceptions": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
+    "frame_code": 0.55, "exceptions": 0.55, "raised_in": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
 CAMEL_MIN = 10  # letters a word needs to be found inside a CamelCase name (a class name, not "compil" or "timeout")
@@ -193,6 +193,14 @@ class FamilyFacts:
                 return [traceback.end_line], {"exception": traceback.exception}
         return None
 
+    def raised_in(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        patterns = [compiled(p) for p in rule.raised_in]
+        for traceback in reversed(self.log.tracebacks):
+            innermost = traceback.frames[-1] if traceback.frames and traceback.exception else None
+            if innermost is not None and any(p.search(innermost.file) for p in patterns):
+                return [innermost.line or traceback.end_line], {"raised_in": innermost.package_path}
+        return None
+
     def outcomes_(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         for kind, line, operation, details in self.outcomes:
             if kind in rule.outcomes and (not rule.operations or operation in rule.operations):
@@ -317,7 +325,8 @@ _SELECTORS = (
     ("code_components", FamilyFacts.code_components), ("nrt_statuses", FamilyFacts.nrt_statuses),
     ("structures", FamilyFacts.structures), ("runtime_heads", FamilyFacts.runtime_heads),
     ("compiler_heads", FamilyFacts.compiler_heads), ("frame_paths", FamilyFacts.frame_paths),
-    ("frame_code", FamilyFacts.frame_code), ("exceptions", FamilyFacts.exceptions), ("outcomes", FamilyFacts.outcomes_),
+    ("frame_code", FamilyFacts.frame_code), ("exceptions", FamilyFacts.exceptions), ("raised_in", FamilyFacts.raised_in),
+    ("outcomes", FamilyFacts.outcomes_),
     ("words", FamilyFacts.words), ("context_words", FamilyFacts.context_words),
 )
 

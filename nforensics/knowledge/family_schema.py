@@ -40,6 +40,8 @@ class Detect(Strict):
     - `frame_code`: regexes on the source line printed under one of those frames, the call that failed
       (`load_state_dict(`).
     - `exceptions`: regexes on the exception class that ended a traceback (`^ModuleNotFoundError$`).
+    - `raised_in`: regexes on the file of that traceback's innermost frame: where it was raised, not what the
+      stack passed through (`torch/jit/_trace`: PyTorch's tracer itself refused the model).
     - `outcomes` (with `operations` for hangs): how the process ended, read from the shape of the log's end.
     - `structures`: named multi-line shapes the parser assembles (the ICE banner, a BIR verifier block, a
       compiler assertion, the compile cache replaying a failed entry, a package failing to import a module
@@ -62,6 +64,7 @@ class Detect(Strict):
     frame_paths: list[str] = Field(default_factory=new_list)
     frame_code: list[str] = Field(default_factory=new_list)
     exceptions: list[str] = Field(default_factory=new_list)
+    raised_in: list[str] = Field(default_factory=new_list)
     outcomes: list[Outcome] = Field(default_factory=new_list)
     operations: list[Operation] = Field(default_factory=new_list)
     structures: list[Structure] = Field(default_factory=new_list)
@@ -69,7 +72,7 @@ class Detect(Strict):
     context_words: list[list[str]] = Field(default_factory=new_list)
     words_in_warnings: bool = False
 
-    @field_validator("runtime_heads", "compiler_heads", "frame_paths", "frame_code", "exceptions")
+    @field_validator("runtime_heads", "compiler_heads", "frame_paths", "frame_code", "exceptions", "raised_in")
     @classmethod
     def _regexes(cls, v: list[str]) -> list[str]:
         return [valid_regex(p) for p in v]
@@ -85,7 +88,7 @@ class Detect(Strict):
     @model_validator(mode="after")
     def _something(self) -> "Detect":
         selectors = (self.code_components, self.nrt_statuses, self.runtime_heads, self.compiler_heads, self.frame_paths,
-                     self.frame_code, self.exceptions, self.outcomes, self.structures, self.words)
+                     self.frame_code, self.exceptions, self.raised_in, self.outcomes, self.structures, self.words)
         if not any(selectors):
             raise ValueError("a detect rule needs at least one selector besides context_words")
         if self.code_classes and not self.code_components:

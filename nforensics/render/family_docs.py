@@ -23,6 +23,7 @@ _PHRASES = (
     ("frame_paths", "a failing stack frame in"),
     ("frame_code", "the call under a frame matching"),
     ("exceptions", "an exception"),
+    ("raised_in", "raised in"),
     ("structures", "the shape"),
 )
 
