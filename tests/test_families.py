@@ -465,6 +465,7 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "batch size: 16.", "model-library-error"),
     ("2024-10-03 20:22:23.625 | ERROR    | yolox.core.trainer:train:86 - Exception in training: Bad StatusOr access: "
      "INVALID_ARGUMENT: RunNeuronCCImpl: error condition !(result != __null): ", "framework-compile-failure"),
+    ("RuntimeError: failed to allocate 512 MB on NeuronCore 3: out of device memory", "runtime-device-memory"),
     ("RuntimeError: the NEFF was produced by neuronx-cc 2.19.1 which is newer than the runtime (2.17) supports",
      "version-skew"),
     ("RuntimeError: Unknown builtin op: neuron::forward_7.", "framework-plugin-setup"),
@@ -570,6 +571,8 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "WARNING: tp_degree 12 does not divide the 32 heads evenly; padding them",  # a warning, nothing raised
     "INFO: prompt of 700 tokens padded to the static shapes used for compilation (1024)",  # the normal path
     "INFO: RunNeuronCCImpl returned after 42 s for MODULE_1",  # the compile call, nothing failed
+    # Another accelerator's runtime failing to allocate (Ascend's), in the words every runtime uses.
+    "[ERROR] RecentErrMsg: [PID: 1613532] Memory_Allocation_Failure(EL0004): Failed to allocate memory.",
     "This release is newer than 2.18 and adds Llama 3 support",  # a comparison of no component
     "ERROR: Invalid requirement: 'foo===1'",  # an installer error about no Neuron package
     "ERROR: No matching distribution found for NEURON==8.2.0",  # the neuroscience simulator, not the SDK
@@ -1171,3 +1174,13 @@ def test_pytorchs_tracer_refusing_the_model_is_model_not_traceable_only_where_th
     inside = traced.replace("    _force_outplace,\n", "    _force_outplace,\n"
                             '  File "/home/u/model.py", line 12, in forward\n    x = x.view(-1, 7)\n')
     assert analyze_text(inside).findings[0].family != "model-not-traceable"
+
+
+@pytest.mark.parametrize("where", ["aclrtSetDevice(deviceId) failed: 507033", "hipErrorOutOfMemory on ROCm 6.1",
+                                   "[HCCL] init failed on device 3", "poplar_error: IPU 0 out of memory"])
+def test_a_run_on_another_accelerator_gets_no_neuron_family(where):
+    # (A serving timeout is a family in words alone; behind another accelerator's runtime it is not Neuron's.)
+    failed = where + "\nRuntimeError: Timed out after 600 seconds waiting for the model server health check\n"
+    assert all(f.tier == "generic" for f in analyze_text(failed).findings)
+    on_neuron = failed + "2024-Jan-09 10:01:02.0140 5120:5121 ERROR   NRT:nrt_execute  failed on NeuronCore 3\n"
+    assert any(f.tier != "generic" for f in analyze_text(on_neuron).findings)  # Neuron in the run: read as usual

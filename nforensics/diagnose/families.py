@@ -370,6 +370,8 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
 # "nvidia" or "cuda" alone: PyTorch on a Trainium host warns that it found no NVIDIA driver.
 _OTHER_ACCELERATOR = re.compile(r"processgroupnccl|cudadev|nvmldev|cuda error|cuda out of memory|cudaerror|cuda:\d|"
                                 r"torch\.cuda\.|cublas_status|cudnn_status|\btpu\b|habana|synstatus|\bhpu\b|gaudi|tt_metal|tenstorrent|"
+                                # Ascend's runtime (aclrt*, CANN, HCCL), AMD's (HIP, ROCm, RCCL), Graphcore's
+                                r"\baclrt|\bascend\b|\bhccl\b|hiperror|\bhip error|\brocm\b|\brccl\b|\bpop(?:lar|art)|"
                                 # NVIDIA NCCL's own level tag (Neuron's collectives log as CCOM / NCCOM)
                                 r"\bnccl (?:warn|info)\b")
 # Whole words ("nrt" in nrt_execute, not in a longer word). Not XLA: TPUs and GPUs run it too.
