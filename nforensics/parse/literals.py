@@ -73,6 +73,9 @@ def _pattern_words(items: Any, folded: bool) -> Words | None:
         if op is sre_parse.LITERAL:
             run.append(chr(arg))
             continue
+        if op is sre_parse.ASSERT and arg[0] == 1 and run:
+            # `\.py(?= in )`: the text the lookahead wants follows the run, so both are one word (`.py in `).
+            run.extend(_literal_head(arg[1]))
         close_run()
         if op is sre_parse.SUBPATTERN:
             _group, add_flags, del_flags, inner = arg
@@ -92,6 +95,16 @@ def _pattern_words(items: Any, folded: bool) -> Words | None:
             candidates.append(found)
     close_run()
     return _strongest(candidates)
+
+
+def _literal_head(items: Any) -> list[str]:
+    """The literal characters a parsed regex sequence starts with."""
+    head = []
+    for op, arg in items:
+        if op is not sre_parse.LITERAL:
+            break
+        head.append(chr(arg))
+    return head
 
 
 def _pattern_prefixes(items: Any) -> frozenset[str] | None:
