@@ -24,6 +24,8 @@ SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
     (r"(?:by|with) signal", "terminated with signal 9", True),
     (r"(?:by|with) signal", "terminated via sig", False),
     (r"exit(?=code=\d)", "exitcode=70", True),  # a lookahead's text is required too
+    (r"\.py(?= in )", "model.py in forward(x)", True),  # ... right after the run before it: one word
+    (r"\.py(?= in )", "model.py is in the folder", False),
     (r"a+bc", "xabcx", True),
 ])
 def test_regex_words_admit_what_matches_and_reject_a_near_miss(pattern, text, admitted):
@@ -35,6 +37,24 @@ def test_regex_words_admit_what_matches_and_reject_a_near_miss(pattern, text, ad
 @pytest.mark.parametrize("pattern", [r"\d+", r"(?:foo)?\s*b?", r"[A-Z]{3}\d{3}", r"(?:foo|\d+)", r"(?!foo).+"])
 def test_a_pattern_that_needs_no_word_gates_nothing(pattern):
     assert regex_words(pattern) is None
+
+
+def test_a_lookahead_right_after_a_literal_run_extends_that_word():
+    assert regex_words(r"[^\s]+\.py(?= in )") == Words(exact=frozenset({".py in "}))
+    assert regex_words(r"[^\s]+\.go(?=:\d)") == Words(exact=frozenset({".go:"}))
+
+
+def test_no_line_of_the_sample_logs_and_corpora_that_the_traceback_grammar_reads_is_gated_away():
+    from nforensics.parse.gates import maybe_traceback
+
+    shared = SAMPLES.parents[1] / "shared" / "corpus"
+    paths = [*SAMPLES.glob("*.log"), *shared.glob("*/*.log")]
+    lines = {line.strip() for path in sorted(paths) for line in path.read_text(errors="replace").splitlines() if line.strip()}
+    read = [line for line in lines if parse("traceback", line) is not None]
+    assert len(read) > 400  # the property was tried on lines the grammar does read
+    assert [line for line in read if not maybe_traceback(line)] == []
+    chatter = "2026-03-02T18:20:31Z INFO 48240 [sg0000/Tensorizer/BirCodeGenLoop]: Running BirCodeGenLoop"
+    assert not maybe_traceback(chatter)  # and chatter is spared the parser
 
 
 def test_the_longest_necessary_word_is_chosen_and_subsumed_words_dropped():

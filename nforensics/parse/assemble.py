@@ -152,11 +152,11 @@ class _Assembler(BlockReader, TracebackReader):
         awaited, self.message_awaited = self.message_awaited, None
         if awaited is not None and not any(c.isalnum() for c in body):
             self.message_awaited = awaited  # a rule of `====` under torchrun's ChildFailedError: the message follows
-        elif awaited is not None and not maybe_traceback(body) and not _RECORD_HEAD.match(body):
+        elif awaited is not None and not _traceback_record(body) and not _RECORD_HEAD.match(body):
             awaited.message, awaited.end_line = body.strip(), number
             self._message(number, f"{awaited.exception}: {awaited.message}", producer=None, level=None, component=None)
             return True
-        if warned is not None and body.startswith("  ") and not maybe_traceback(body):
+        if warned is not None and body.startswith("  ") and not _traceback_record(body):
             # Python's warnings module prints the source line that warned under the warning, indented: it is
             # the warning's (`  warnings.warn(f"Warning: {error}")` is no error of its own).
             self._event(number, warned._replace(message=body.strip()))
@@ -298,6 +298,11 @@ class _Assembler(BlockReader, TracebackReader):
         diagnostics = self.log.diagnostics
         if self.unbracketed_codes and any(d.line not in self.unbracketed_codes for d in diagnostics):
             diagnostics[:] = [d for d in diagnostics if d.line not in self.unbracketed_codes]
+
+
+def _traceback_record(body: str) -> bool:
+    """The line is a record of a traceback (a frame, an exception line), not a message or source line going on."""
+    return maybe_traceback(body) and parse("traceback", body.strip()) is not None
 
 
 def _untwinned(segment: str) -> str:

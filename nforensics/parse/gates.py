@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from nforensics.parse.grammars import terminal_regex
-from nforensics.parse.literals import first_words
+from nforensics.parse.grammars import parser, terminal_regex
+from nforensics.parse.literals import first_words, start_words
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
 # environment listing or a traceback, so it is counted and skipped without running any parser. Plain
@@ -113,10 +113,36 @@ def timestamped_grammars(body: str) -> tuple[str, ...]:
     return ("runtime", "compiler", "framework")
 
 
+@cache
+def _traceback_words() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """What a line grammars/traceback.lark parses starts with or contains, read off the grammar
+    (nforensics/parse/literals.py): for each alternative of its start rule, the words its lines start with
+    (after spaces), else the words they must contain. (starts, contains, contains lower-cased); None when
+    an alternative needs no word at all."""
+    starts: set[str] = set()
+    exact: set[str] = set()
+    folded: set[str] = set()
+    for rule in parser("traceback").rules:
+        if rule.origin.name != "start":
+            continue
+        for symbol in rule.expansion:
+            first, words = first_words("traceback", (symbol.name,)), start_words("traceback", symbol.name)
+            if first:
+                starts.update(first)
+            elif words is None:
+                return None
+            else:
+                exact.update(words.exact)
+                folded.update(words.folded)
+    return tuple(sorted(starts)), tuple(sorted(exact)), tuple(sorted(folded))
+
+
 def maybe_traceback(body: str) -> bool:
+    """Whether the traceback grammar could parse the line: a quick test derived from it, run before it."""
+    words = _traceback_words()
+    if words is None:
+        return True
+    starts, exact, folded = words
     text = body.lstrip()
-    return (text.startswith(("Traceback", "File ", "Cell In", "#")) or "Error" in text[:80] or "Exception" in text[:80]
-            or "Interrupt" in text[:80] or "StopIteration" in text[:80] or "SystemExit" in text[:80]
-            or "Traceback" in text or text[:1].isdigit() and "# " in text[:6] or ".py(" in text or ".go:" in text
-            or "root = " in text[:12] or "Assertion" in text or text.startswith(("at ", "Thread ")) and ")" in text
-            or ".py:" in text and "(" in text or ".py in " in text or text.startswith("<ipython-input"))
+    return (text.startswith(starts) or any(word in text for word in exact)
+            or bool(folded) and any(word in text.lower() for word in folded))
