@@ -238,3 +238,20 @@ def test_hostile_long_lines_are_explained_quickly(tmp_path, line):
     start = time.perf_counter()
     result = run_cli_text("explain", log)
     assert time.perf_counter() - start < 20 and result.returncode in (0, 1) and "internal error" not in result.stderr
+
+
+def test_the_pattern_set_finds_what_each_pattern_finds_on_every_sample_line():
+    """The matcher scans each line once with every signature pattern in one RE2 set: the answer must be the
+    one the patterns give one by one (and the pattern RE2 cannot run is still searched on its own)."""
+    from conftest import SAMPLE_LOGS
+
+    patterns = [p for s in builtin_kb().signatures for p in s.match.patterns]
+    together = linear_regex.SearchSet(patterns)
+    assert len(together._others) == len([p for p in patterns if compiled(p).engine == "re"])
+    lines = {line for path in sorted(SAMPLE_LOGS.glob("*.log")) for line in path.read_text(errors="replace").splitlines()}
+    found = 0
+    for line in sorted(lines) + ["héllo wörld: Segmentation fault", ""]:
+        alone = [n for n, p in enumerate(patterns) if compiled(p).search(line)]
+        assert together.matching(line) == alone, line
+        found += bool(alone)
+    assert found > 100  # tried on lines the patterns do find

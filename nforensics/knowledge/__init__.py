@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from nforensics.errors import InputError
 from nforensics.knowledge.disk_cache import decode, encode, remember, stamp
-from nforensics.linear_regex import Pattern, compile_search
+from nforensics.linear_regex import Pattern, SearchSet, compile_search
 from nforensics.knowledge.order import RecognitionOrder
 from nforensics.knowledge.family_schema import Family
 from nforensics.knowledge.schema import Signature
@@ -61,6 +61,13 @@ class KnowledgeBase:
         from nforensics.knowledge.matcher import template_index
 
         return template_index(self)
+
+    @cached_property
+    def pattern_index(self) -> tuple[SearchSet, list[Signature]]:
+        """The signatures' patterns as one set, scanned once per line (knowledge/matcher.py)."""
+        from nforensics.knowledge.matcher import pattern_index
+
+        return pattern_index(self)
 
     def get(self, key: str) -> Signature | None:
         """A signature by id or by code (case-insensitive), as `nforensics codes KEY` looks it up."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from nforensics.knowledge import KnowledgeBase, compiled, table
 from nforensics.knowledge.order import code_key
+from nforensics.linear_regex import SearchSet
 from nforensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, template_tokens, tokens
 from nforensics.knowledge.schema import Signature
 from nforensics.records import Diagnostic, ParsedLog, SourceLine
@@ -64,14 +65,24 @@ def _block(retained: list[SourceLine], index: int, record_lines: frozenset[int])
     return retained[end].line, " ".join(line.text.strip() for line in retained[index:end + 1])
 
 
+def pattern_index(kb: KnowledgeBase) -> tuple[SearchSet, list[Signature]]:
+    """Every signature pattern in one set, and which signature (in catalogue order) each belongs to
+    (KnowledgeBase.pattern_index keeps them: built once per catalogue)."""
+    owners = [s for s in kb.signatures for _ in s.match.patterns]
+    return SearchSet([p for s in kb.signatures for p in s.match.patterns]), owners
+
+
 def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:
     claims = []
-    patterned = [(s, [compiled(p) for p in s.match.patterns]) for s in kb.signatures if s.match.patterns]
+    patterns, owners = kb.pattern_index
     for index, line in enumerate(retained):
-        for signature, patterns in patterned:
-            if any(p.search(line.text) for p in patterns):
-                end_line, text = _block(retained, index, record_lines)
-                claims.append(Claim(signature, line.line, end_line, text))
+        matched: list[Signature] = []
+        for number in patterns.matching(line.text):  # in catalogue order, one claim per signature
+            if owners[number] not in matched:
+                matched.append(owners[number])
+        for signature in matched:
+            end_line, text = _block(retained, index, record_lines)
+            claims.append(Claim(signature, line.line, end_line, text))
     return claims
 
 
