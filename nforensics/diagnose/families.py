@@ -18,7 +18,7 @@ from functools import cache, cached_property
 from nforensics.knowledge import KnowledgeBase, compiled, table
 from nforensics.knowledge.family_schema import Detect, Family
 from nforensics.knowledge.vocabulary import named
-from nforensics.linear_regex import compile_linear
+from nforensics.linear_regex import SearchSet, compile_linear
 from nforensics.masking import mask, mask_ids
 from nforensics.parse.normalise import unwrap
 from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
@@ -138,7 +138,7 @@ class FamilyFacts:
     def ran_elsewhere(self) -> bool:
         """A run on another accelerator with nothing of Neuron in what was kept: no family or public Neuron
         report is named for it (a signature's printed code or status still is)."""
-        return bool(_OTHER_ACCELERATOR.search(self.context)) and not _NEURON_TRACE.search(self.context)
+        return bool(_accelerator("other").matching(self.context)) and not _accelerator("neuron").matching(self.context)
 
     def code_components(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         wanted = {c.upper() for c in rule.code_components}
@@ -365,18 +365,11 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
     return sorted(set(lines)), fields, confidence
 
 
-# A run on another accelerator (PyTorch's NCCL watchdog, CUDA device strings), and nothing of Neuron in what
-# was kept: its collectives timeout or OOM is not a Neuron failure, whatever words it shares with one. Not
-# "nvidia" or "cuda" alone: PyTorch on a Trainium host warns that it found no NVIDIA driver.
-_OTHER_ACCELERATOR = re.compile(r"processgroupnccl|cudadev|nvmldev|cuda error|cuda out of memory|cudaerror|cuda:\d|"
-                                r"torch\.cuda\.|cublas_status|cudnn_status|\btpu\b|habana|synstatus|\bhpu\b|gaudi|tt_metal|tenstorrent|"
-                                # Ascend's runtime (aclrt*, CANN, HCCL), AMD's (HIP, ROCm, RCCL), Graphcore's
-                                r"\baclrt|\bascend\b|\bhccl\b|hiperror|\bhip error|\brocm\b|\brccl\b|\bpop(?:lar|art)|"
-                                # NVIDIA NCCL's own level tag (Neuron's collectives log as CCOM / NCCOM)
-                                r"\bnccl (?:warn|info)\b")
-# Whole words ("nrt" in nrt_execute, not in a longer word). Not XLA: TPUs and GPUs run it too.
-_NEURON_TRACE = re.compile(r"neuron|trainium|inferentia|nccom|ncc_|(?<![a-z0-9])(?:nrt|libnrt|nki|trn[12]n?|inf[12]|tdrv|"
-                           r"neff)(?![a-z])")
+@cache
+def _accelerator(which: str) -> SearchSet:
+    """knowledge/accelerators.toml's patterns for runs on another accelerator ("other") or on Neuron
+    ("neuron"), searched in the lower-cased input."""
+    return SearchSet(table("accelerators")[which]["patterns"])
 
 
 def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:

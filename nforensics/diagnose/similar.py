@@ -186,7 +186,7 @@ def shipped_digest() -> str:
     return digest.hexdigest()
 
 
-def _shipped_index() -> CaseIndex | None:
+def shipped_index() -> CaseIndex | None:
     """The shipped index when it was built from these very files, else None."""
     try:
         db = sqlite3.connect(f"file:{SHIPPED_INDEX}?mode=ro&immutable=1", uri=True, check_same_thread=False)
@@ -198,7 +198,7 @@ def _shipped_index() -> CaseIndex | None:
 
 @cache
 def _index(pack_folders: tuple[str, ...]) -> CaseIndex:
-    shipped = None if pack_folders else _shipped_index()
+    shipped = None if pack_folders else shipped_index()
     if shipped is not None:
         return shipped
     files = [p for folder in (CASES_DIR, *(Path(f) / "cases" for f in pack_folders)) for p in case_files(folder)]

@@ -63,7 +63,7 @@ class KnowledgeBase:
         return template_index(self)
 
     @cached_property
-    def pattern_index(self) -> tuple[SearchSet, list[Signature]]:
+    def pattern_index(self) -> tuple[SearchSet, list[int]]:
         """The signatures' patterns as one set, scanned once per line (knowledge/matcher.py)."""
         from nforensics.knowledge.matcher import pattern_index
 

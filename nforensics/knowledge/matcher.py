@@ -65,10 +65,10 @@ def _block(retained: list[SourceLine], index: int, record_lines: frozenset[int])
     return retained[end].line, " ".join(line.text.strip() for line in retained[index:end + 1])
 
 
-def pattern_index(kb: KnowledgeBase) -> tuple[SearchSet, list[Signature]]:
-    """Every signature pattern in one set, and which signature (in catalogue order) each belongs to
+def pattern_index(kb: KnowledgeBase) -> tuple[SearchSet, list[int]]:
+    """Every signature pattern in one set, and the position in kb.signatures of the signature each belongs to
     (KnowledgeBase.pattern_index keeps them: built once per catalogue)."""
-    owners = [s for s in kb.signatures for _ in s.match.patterns]
+    owners = [n for n, s in enumerate(kb.signatures) for _ in s.match.patterns]
     return SearchSet([p for s in kb.signatures for p in s.match.patterns]), owners
 
 
@@ -76,13 +76,10 @@ def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines:
     claims = []
     patterns, owners = kb.pattern_index
     for index, line in enumerate(retained):
-        matched: list[Signature] = []
-        for number in patterns.matching(line.text):  # in catalogue order, one claim per signature
-            if owners[number] not in matched:
-                matched.append(owners[number])
-        for signature in matched:
+        # in catalogue order, one claim per signature however many of its patterns the line holds
+        for position in dict.fromkeys(owners[number] for number in patterns.matching(line.text)):
             end_line, text = _block(retained, index, record_lines)
-            claims.append(Claim(signature, line.line, end_line, text))
+            claims.append(Claim(kb.signatures[position], line.line, end_line, text))
     return claims
 
 

@@ -312,8 +312,14 @@ def compile(pattern: str, flags: int = 0) -> Pattern:  # noqa: A001 - the re mod
 def compile_search(pattern: str, flags: int = 0) -> Pattern:
     """compile() for a pattern only searched for and read by its groups (every catalogue pattern): RE2
     after rewriting a trailing lookahead or a leading one-character lookbehind."""
-    program = _re2_program(pattern, flags) or _re2_program(for_search(pattern), flags)
+    program = next((p for spelling in _search_spellings(pattern) if (p := _re2_program(spelling, flags))), None)
     return LinearPattern(pattern, flags, program) if program is not None else BoundedPattern(pattern, flags)
+
+
+def _search_spellings(pattern: str) -> Iterator[str]:
+    """The pattern as written, then with the lookarounds RE2 lacks rewritten (for a pattern only searched for)."""
+    yield pattern
+    yield for_search(pattern)
 
 
 def compile_linear(pattern: str, flags: int = 0) -> LinearPattern:
@@ -335,7 +341,7 @@ class SearchSet:
         self._in_set: list[int] = []  # the set's own numbering -> the caller's
         self._others: list[tuple[int, Pattern]] = []
         for number, pattern in enumerate(patterns):
-            if self._add(pattern):  # RE2 takes it here exactly when compile_search would run it in RE2
+            if self._add(pattern):  # RE2 takes it here exactly when compile_search runs it in RE2
                 self._in_set.append(number)
             else:
                 self._others.append((number, compile_search(pattern)))
@@ -343,7 +349,7 @@ class SearchSet:
 
     def _add(self, pattern: str) -> bool:
         """Add the pattern as compile_search runs it (with its lookaround rewritten when RE2 needs that)."""
-        for spelling in (pattern, for_search(pattern)):
+        for spelling in _search_spellings(pattern):
             try:
                 self._set.Add(spell_for_re2(spelling))
                 return True

@@ -152,11 +152,11 @@ class _Assembler(BlockReader, TracebackReader):
         awaited, self.message_awaited = self.message_awaited, None
         if awaited is not None and not any(c.isalnum() for c in body):
             self.message_awaited = awaited  # a rule of `====` under torchrun's ChildFailedError: the message follows
-        elif awaited is not None and not _traceback_record(body) and not _RECORD_HEAD.match(body):
+        elif awaited is not None and _traceback_shape(body) is None and not _RECORD_HEAD.match(body):
             awaited.message, awaited.end_line = body.strip(), number
             self._message(number, f"{awaited.exception}: {awaited.message}", producer=None, level=None, component=None)
             return True
-        if warned is not None and body.startswith("  ") and not _traceback_record(body):
+        if warned is not None and body.startswith("  ") and _traceback_shape(body) is None:
             # Python's warnings module prints the source line that warned under the warning, indented: it is
             # the warning's (`  warnings.warn(f"Warning: {error}")` is no error of its own).
             self._event(number, warned._replace(message=body.strip()))
@@ -166,7 +166,7 @@ class _Assembler(BlockReader, TracebackReader):
                 line = parse(grammar, body)
                 if line is not None:
                     return self._producer_line(number, line)
-        line = parse("traceback", body.strip()) if maybe_traceback(body) else None
+        line = _traceback_shape(body)
         if line is not None:
             return self._traceback_line(number, line)
         start = body.lstrip()
@@ -209,7 +209,7 @@ class _Assembler(BlockReader, TracebackReader):
         text = line.message
         # The driver prefixes every line of a banner, block or crash traceback: read the message as a
         # line of its own.
-        if maybe_traceback(text) and (frame := parse("traceback", text.strip())) is not None:
+        if (frame := _traceback_shape(text)) is not None:
             read = self._traceback_line(number, frame)
             if self.open_traceback is not None:
                 self.open_traceback.printed_by = "compiler"
@@ -300,9 +300,10 @@ class _Assembler(BlockReader, TracebackReader):
             diagnostics[:] = [d for d in diagnostics if d.line not in self.unbracketed_codes]
 
 
-def _traceback_record(body: str) -> bool:
-    """The line is a record of a traceback (a frame, an exception line), not a message or source line going on."""
-    return maybe_traceback(body) and parse("traceback", body.strip()) is not None
+def _traceback_shape(body: str) -> object | None:
+    """What the line is as a record of a traceback (a frame, an exception line, ...), None when it is not one
+    (a message or a source line going on): the quick test first, then the grammar."""
+    return parse("traceback", body.strip()) if maybe_traceback(body) else None
 
 
 def _untwinned(segment: str) -> str:
