@@ -10,7 +10,7 @@ import pytest
 from conftest import ALL_SAMPLE_LOGS
 from nforensics.ingest import MAX_LINE_CHARS, text_lines
 from nforensics.parse import assemble
-from nforensics.parse.rewrap import margin, rejoined, wrap_width
+from nforensics.parse.rewrap import margin, Rejoined, wrap_width
 from nforensics.pipeline import analyze_text
 from perturb import PERTURBATIONS
 
@@ -27,7 +27,7 @@ WRAPPED = "".join(line[i:i + 80] + "\n" for line in LOGICAL for i in range(0, le
 
 
 def test_a_paste_wrapped_at_a_terminals_width_is_joined_again():
-    lines = list(rejoined(text_lines(WRAPPED)))
+    lines = list(Rejoined(text_lines(WRAPPED)))
     assert [text for _, text in lines] == LOGICAL
     starts = [1]
     for line in LOGICAL[:-1]:
@@ -39,7 +39,7 @@ def test_repeated_records_of_one_length_are_not_a_wrap():
     record = "2024-Jun-02 04:05:36.4289{}   273:478   ERROR   NRT:nrt_load   Unsupported topology: consider using inf2"
     text = "".join(record.format(i) + "\n" for i in range(10, 15))
     assert wrap_width([line for _, line in text_lines(text)]) is None
-    assert list(rejoined(text_lines(text))) == list(text_lines(text))
+    assert list(Rejoined(text_lines(text))) == list(text_lines(text))
 
 
 def test_a_log_with_a_line_longer_than_the_common_length_was_not_wrapped():
@@ -52,27 +52,27 @@ def test_a_log_with_a_line_longer_than_the_common_length_was_not_wrapped():
 def test_no_sample_log_is_changed_and_its_80_column_wrap_is_undone(path):
     text = path.read_text(encoding="utf-8", errors="replace")
     lines = list(text_lines(text))
-    assert [line for _, line in rejoined(lines)] == [line for _, line in lines]
+    assert [line for _, line in Rejoined(lines)] == [line for _, line in lines]
     wrapped = PERTURBATIONS["hard_wrap_80"](text, random.Random(0))
     long_lines = [line.expandtabs(8) for _, line in lines if len(line.expandtabs(8)) >= 80]
     # A line of exactly a multiple of the width cannot be told from a wrapped one; a wrap cut at two spaces
     # reads as an indented line of its own.
     if len(long_lines) >= 3 and not any(len(line) % 80 == 0 or any(line[i:i + 2] == "  " for i in range(80, len(line), 80))
                                         for line in long_lines):
-        assert [line for _, line in rejoined(text_lines(wrapped))] == [line.expandtabs(8) for _, line in lines]
+        assert [line for _, line in Rejoined(text_lines(wrapped))] == [line.expandtabs(8) for _, line in lines]
 
 
 def test_a_join_is_never_longer_than_ingest_lets_a_line_be():
     # Lines of exactly the width that keep going on: linear work, and no joined line past the cap.
     lines = ["x" * 80, "a" * 80, "y" * 80, "a" * 80, "z" * 80, *["a" * 79 + " "] * 5000]
-    joined = list(rejoined(enumerate(lines, 1)))
+    joined = list(Rejoined(enumerate(lines, 1)))
     assert max(len(text) for _, text in joined) <= MAX_LINE_CHARS
 
 
 def test_a_banner_padded_to_the_width_ends_its_line():
     banner = "=" * 30 + " short test summary info " + "=" * 25
     lines = [banner, "ERROR 70 a", "_" * 30 + " test_x " + "_" * 42, "E   x", "=" * 80, "FAILED t"]
-    assert [text for _, text in rejoined(enumerate(lines, 1))] == lines
+    assert [text for _, text in Rejoined(enumerate(lines, 1))] == lines
 
 
 def test_a_paste_indented_as_a_whole_is_set_back_to_its_own_margin():
@@ -103,11 +103,24 @@ def test_a_paste_commented_out_in_a_script_is_read_behind_its_comment_marker():
 
 
 def test_a_wrap_inside_a_records_padding_goes_on_in_the_indented_next_line():
-    record = ("2025-Mar-11 09:41:07.118204 40211:40388 ERROR  TDRV:v2_cc_execute" + " " * 20
-              + "[nec_dev 4, gid 4] MPMD execution detected: this rank runs a graph its peers did not load")
-    wrapped = [record[i:i + 80] for i in range(0, len(record), 80)] * 3
-    joined = [text for _, text in rejoined(enumerate(wrapped, 1))]
-    assert joined == [record] * 3
+    records = [("2025-Mar-11 09:41:07.118204 40211:40388 ERROR  TDRV:v2_cc_execute" + " " * 20
+                + f"[nec_dev 4, gid 4] MPMD execution detected: {what}") for what in
+               ("this rank runs a graph its peers did not load", "peers loaded a different NEFF than this rank",
+                "collective ids of this rank and its peers differ")]
+    wrapped = [record[i:i + 80] for record in records for i in range(0, len(record), 80)]
+    joined = [text for _, text in Rejoined(enumerate(wrapped, 1))]
+    assert joined == records
     # A full line that ends in a word, followed by an indented line: that line is a frame of its own.
     frame = ["x" * 79 + "y", '  File "a.py", line 1, in <module>'] * 3
-    assert [text for _, text in rejoined(enumerate(frame, 1))] == frame
+    assert [text for _, text in Rejoined(enumerate(frame, 1))] == frame
+
+
+def test_one_message_repeated_at_the_longest_length_is_no_terminal_width():
+    """A log whose longest line is one warning printed again and again (numbers aside), each followed by a
+    record of another shape, was not wrapped: one message is one piece of evidence, not one per copy."""
+    warning = "2026-03-02T18:20:{:02d}Z WARNING 48240 [StaticProfiler]: matmul-based transposes take up {:.1f} percent"
+    lines = []
+    for n in range(6):
+        lines += [warning.format(n, 10 + n), f"2026-03-02 18:20:0{n},123 - train - step {n} loss 2.{n}"]
+    assert wrap_width(lines) is None
+    assert [text for _, text in Rejoined(enumerate(lines, 1))] == lines

@@ -16,8 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from nforensics.ingest import LogLines
 from nforensics.parse.blocks import BlockReader
 from nforensics.parse.gates import (
+    SHELL_PROMPT_MARK,
+    WAITING_WORD,
     compiler_block_starts,
     daemon_head,
     environment_starts,
@@ -27,12 +30,21 @@ from nforensics.parse.gates import (
     maybe_untimed_compiler,
     maybe_untimed_framework,
     maybe_untimed_runtime,
+    skip_finder,
     timestamped_grammars,
 )
-from nforensics.parse.rewrap import rejoined
+from nforensics.parse.rewrap import Rejoined
 from nforensics.parse.grammars import parse
 from nforensics.parse.messages import COMPILE_END
-from nforensics.parse.normalise import GLUED_PROGRESS, MARKDOWN_BOLD, NRT_RECORD_START, unescaped, unfold_traceback, unwrap
+from nforensics.parse.normalise import (
+    GLUED_PROGRESS,
+    MARKDOWN_BOLD,
+    NRT_RECORD_START,
+    SPLIT_COLONS,
+    unescaped,
+    unfold_traceback,
+    unwrap,
+)
 from nforensics.parse.shapes import CutMark, ProducerLine
 from nforensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_RETAINED, MAX_SKELETONS, UNGATED_LINES, WAIT_REPEATS
 from nforensics.parse.tracebacks import TracebackReader
@@ -64,7 +76,7 @@ class _Assembler(BlockReader, TracebackReader):
         for index, piece in enumerate(pieces):
             if len(pieces) > 1 and len(self.piece_order) < MAX_RETAINED:
                 self.piece_order.setdefault((number, piece), index)
-            segments = NRT_RECORD_START.split(piece) if piece.count(":") > 6 else [piece]
+            segments = NRT_RECORD_START.split(piece) if piece.count(":") > SPLIT_COLONS else [piece]
             for segment in segments:
                 shown = piece if len(pieces) > 1 else pieces[0]
                 if segment.startswith("."):
@@ -125,13 +137,20 @@ class _Assembler(BlockReader, TracebackReader):
             event = self.log.events[-1] if self.log.events and self.log.events[-1].line == number else None
             self.uneventful[skeleton] = event.level if event is not None else None
 
+    def at_rest(self) -> bool:
+        """Past the ungated head with no block open and no context owed: the next lines reach a parser, or
+        change what is known, only if they hold a gate word (a line at rest that does not is only counted)."""
+        return (self.last_line > UNGATED_LINES and not self.context_left and self.ice_field in (None, "Error message")
+                and not (self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback
+                         or self.in_cut_here or self.open_stack))
+
     def _progress(self, number: int, segment: str) -> None:
         """How the log goes on and ends: its last lines, a shell prompt (a command started), a poll repeating."""
         self.last_text = number
         self.tail.append((number, segment))
-        if "$ " in segment and _SHELL_PROMPT.match(segment):
+        if SHELL_PROMPT_MARK in segment and _SHELL_PROMPT.match(segment):
             self.last_prompt = number
-        if "aiting" in segment:  # a polling loop prints the same line, its counters and clock aside
+        if WAITING_WORD in segment:  # a polling loop prints the same line, its counters and clock aside
             shape = _DIGITS.sub("", segment)
             self.waiting = (shape, self.waiting[1] + 1 if self.waiting and self.waiting[0] == shape else 1)
 
@@ -322,6 +341,12 @@ def assemble(source: str, lines: Iterable[tuple[int, str]]) -> tuple[ParsedLog, 
     """Parse numbered lines into a ParsedLog plus the retained lines (for patterns and evidence); lines a
     terminal hard-wrapped are joined first (nforensics/parse/rewrap.py)."""
     assembler = _Assembler(source)
-    for number, raw in rejoined(lines):
+    joined = Rejoined(lines)
+    # A reader that can skip does so while the assembler is at rest: the lines it passes over are the ones
+    # the gate would have let by (the finder is a superset of the gate), so the records are the same.
+    reader = lines if isinstance(lines, LogLines) and not joined.joins else None
+    for number, raw in joined:
         assembler.feed(number, raw)
+        if reader is not None and reader.number == number and assembler.at_rest():  # (not while reading ahead)
+            reader.skip_to(skip_finder())
     return assembler.finish()

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from nforensics.linear_regex.lines import LineFinder
 from nforensics.parse.grammars import parser, terminal_regex
+from nforensics.parse.normalise import HTML_ENTITY, SPLIT_COLONS, WORD_MAKERS
 from nforensics.parse.literals import first_words, start_words
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
@@ -34,6 +36,12 @@ def is_candidate(segment: str) -> bool:
     return any(word in segment for word in _CANDIDATE_WORDS) or _CANDIDATE_SHAPES.search(segment) is not None
 
 
+# Words that change what the assembler knows even on a line no gate lets through (nforensics/parse/assemble.py
+# _progress): a shell prompt (a command started) and a polling loop's "waiting".
+SHELL_PROMPT_MARK = "$ "
+WAITING_WORD = "aiting"
+
+
 @cache
 def daemon_head() -> re.Pattern[str]:
     """The inf1 neuron-rtd daemon's `[NMGR:kmgr_create_eg] ...` / `[hal] ...` head, built from
@@ -41,6 +49,7 @@ def daemon_head() -> re.Pattern[str]:
     return re.compile(rf"\[(?:{terminal_regex('runtime', 'DAEMON_HEAD')})\] ")
 
 # Levelled chatter (INFO/DEBUG/TRACE) is most of a big log; only these words make such a line matter.
+QUIET_HEAD = 72  # the characters of a line a level word must sit in for the line to be levelled chatter
 _QUIET_LEVELS = (" INFO ", " DEBUG ", " TRACE ", "[INFO]", "[DEBUG]", " INFO\t")
 _QUIET_BUT_KEEP = (
     "exitcode", "cmd:", "ompiler version", "ail", "rror", "status", "cut here", "cut to here", "infodump",
@@ -50,8 +59,23 @@ _QUIET_BUT_KEEP = (
 
 
 def is_quiet(segment: str) -> bool:
-    head = segment[:72]
+    head = segment[:QUIET_HEAD]
     return any(level in head for level in _QUIET_LEVELS) and not any(word in segment for word in _QUIET_BUT_KEEP)
+
+
+@cache
+def skip_finder() -> LineFinder:
+    """The gate in bulk, for big inputs: where the next line starts that the assembler, at rest, would let
+    through or learn from. Such a line holds a candidate word or shape, a progress word, or something that
+    undoing a wrapper could turn into one (escapes, entities, no-break spaces) in its raw bytes: RE2 finds
+    those in one scan. A line found so that is plainly quiet chatter (`is_quiet`, on a line the assembler
+    reads as it is: no folded traceback, no several runtime records, nothing to undo) is passed over too.
+    It is built from the gate's own words: a superset of the per-line gate, never a second list of it."""
+    makers = (SHELL_PROMPT_MARK, WAITING_WORD, *WORD_MAKERS)
+    return LineFinder((*_CANDIDATE_WORDS, *makers), (_CANDIDATE_SHAPES.pattern, HTML_ENTITY.pattern),
+                      quiet=_QUIET_LEVELS, head=QUIET_HEAD, unless=(*_QUIET_BUT_KEEP, *makers, ' File "'),
+                      unless_patterns=(HTML_ENTITY.pattern, f"(?:[^:\\n]*:){{{SPLIT_COLONS + 1}}}", '(?m)^[.>"{]'))
+
 
 
 # Dispatch, not shapes: plain lines (no timestamp) reach these grammars' alternatives only when they start

@@ -22,14 +22,18 @@ NRT_RECORD_START = re.compile(
     r"(?<=\S)(?=\d{4}-[A-Z][a-z]{2}-\d\d \d\d:\d\d:\d\d\.\d{4,6}\s)"
     r"|(?<=[^\d\s.:])\s*(?=\d{2,7}:\d{2,7} +(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL) +[A-Z][A-Z0-9_]*:)"
 )
+SPLIT_COLONS = 6  # a line with more colons than this may hold several runtime records (one has fewer)
 # A colour escape, also as a collector wrote the ESC character out (rsyslog's `#033`, `\033`, caret `^[`).
 _ANSI_ESCAPE = re.compile(r"(?:\x1b|#033|\\033|\\x1b|\^\[)\[[0-9;?]*[ -/]*[@-~]")
 _ESCAPE_STARTS = ("\x1b", "#033[", "\\033[", "\\x1b[", "^[[")
+# What in a raw line can put a word into the text unescaping makes of it: escapes (ANSI, JSON's `\\u0045`),
+# a no-break space. (HTML_ENTITY too.)
+WORD_MAKERS = (*_ESCAPE_STARTS, "\\u", "\xa0")
 _JSON_MEMBER = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*")\s*,?$')
 _JSON_NOT_LOG = frozenset({"ename", "evalue", "output_type", "name"})
 # A Markdown or e-mail quote (`> `, `> > `); not Python's `>>>` prompt.
 _QUOTE_MARKS = re.compile(r"^(?:>(?: |$))+")
-_HTML_ENTITY = re.compile(r"&(?:quot|gt|lt|amp|apos|nbsp|#39|#x27|#34|#62|#60);")
+HTML_ENTITY = re.compile(r"&(?:quot|gt|lt|amp|apos|nbsp|#39|#x27|#34|#62|#60);")
 # A traceback folded onto one line: where each frame starts, where its function name ends and its source
 # line begins, and where the final `SomeError: message` starts.
 # (`(?<!\s)`: a run of spaces is tried from its start only, so a long run costs its length, not its square.)
@@ -48,7 +52,7 @@ def unescaped(raw: str) -> list[str]:
     escapes. Anything that does not decode is kept as it was."""
     if raw[:1] == ">":
         raw = _QUOTE_MARKS.sub("", raw)
-    if "&" in raw and _HTML_ENTITY.search(raw):
+    if "&" in raw and HTML_ENTITY.search(raw):
         raw = html.unescape(raw)
     if "\xa0" in raw:
         raw = raw.replace("\xa0", " ")

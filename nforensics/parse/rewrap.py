@@ -24,6 +24,7 @@ SAMPLE_LINES = 2000  # the lines that decide whether the input was wrapped, and 
 MIN_WIDTH = 60  # narrower "widths" are short lines of one shape (a column of numbers), not a terminal
 MIN_WRAPPED = 3  # lines of exactly the width: one or two is chance
 SHAPE_CHARS = 12  # the start of a line that says whether it begins a record like the line before
+_DIGITS = re.compile(r"\d+")
 
 
 # A banner padded to the terminal's width (pytest's `===== short test summary info =====`) ends a line; a row
@@ -49,13 +50,14 @@ def _continues(start: str, piece: str, following: str | None, width: int) -> boo
 
 def wrap_width(lines: list[str]) -> int | None:
     """The width the lines were wrapped at, or None: the length of the longest lines, when at least
-    MIN_WRAPPED lines have exactly that length and go on in the line after them."""
+    MIN_WRAPPED different lines (numbers aside) have exactly that length and go on in the line after them."""
     width = max((len(line) for line in lines), default=0)
     if width < MIN_WIDTH:
         return None
-    wrapped = sum(_continues(line, line, following, width)
-                  for line, following in zip(lines, [*lines[1:], None], strict=True))
-    return width if wrapped >= MIN_WRAPPED else None
+    # One message printed again and again (numbers aside) at that length is one piece of evidence, not many.
+    wrapped = {_DIGITS.sub("", line) for line, following in zip(lines, [*lines[1:], None], strict=True)
+               if _continues(line, line, following, width)}
+    return width if len(wrapped) >= MIN_WRAPPED else None
 
 
 # What a whole paste may sit behind: indentation, then at most one comment marker (a log kept as a comment
@@ -72,22 +74,30 @@ def margin(lines: list[str]) -> str:
     return found.group(0) if found else ""
 
 
-def rejoined(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+class Rejoined:
     """The numbered lines with hard-wrapped ones joined again (unchanged when the input was not wrapped),
-    and the margin the first lines all share removed from every line that has it."""
-    source = iter(lines)
-    head = list(islice(source, SAMPLE_LINES))
-    indent = margin([text for _, text in head])
-    if indent:
-        source = ((number, text[len(indent):] if text.startswith(indent) else text) for number, text in source)
-        head = [(number, text[len(indent):] if text.startswith(indent) else text) for number, text in head]
-    width = wrap_width([text.rstrip("\r\n") for _, text in head])
-    if width is None:
-        yield from chain(head, source)
-        return
+    and the margin the first lines all share removed from every line that has it. `joins`: a width was
+    found, so each line is read one ahead of the one handed on."""
+
+    def __init__(self, lines: Iterable[tuple[int, str]]) -> None:
+        source = iter(lines)
+        head = list(islice(source, SAMPLE_LINES))
+        indent = margin([text for _, text in head])
+        if indent:
+            source = ((number, text[len(indent):] if text.startswith(indent) else text) for number, text in source)
+            head = [(number, text[len(indent):] if text.startswith(indent) else text) for number, text in head]
+        width = wrap_width([text.rstrip("\r\n") for _, text in head])
+        self.joins = width is not None
+        self._lines = chain(head, source) if width is None else _joined(chain(head, source), width)
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        return self._lines
+
+
+def _joined(lines: Iterable[tuple[int, str]], width: int) -> Iterator[tuple[int, str]]:
     pending: tuple[int, list[str]] | None = None  # the first line's number and the pieces joined so far
     size = 0
-    for number, text in chain(head, source):
+    for number, text in lines:
         body = text.rstrip("\r\n")
         if pending is not None:
             # Joined lines are no longer than ingest lets one line be; past that the rest is a line of its own.
