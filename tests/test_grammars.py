@@ -162,6 +162,8 @@ CASES = [
      "java_frame", {("JAVA_CALL", "ai.djl.serving.wlm.WorkerThread$Builder.build"), ("JAVA_SOURCE", "WorkerThread.java:344")}),
     ("traceback", None, "python: /opt/KaenaRuntime/tdrv/tensor.c:185: tensor_set_slice: Assertion `size >= n' failed.",
      "assert_frame", {("ASSERT_SITE", "python: /opt/KaenaRuntime/tdrv/tensor.c:185: ")}),
+    ("traceback", None, "Assertion failure: bad_use.empty()  [inst_visitor.cpp:632]", "check_frame",
+     {("CHECK_SITE", "  [inst_visitor.cpp:632]")}),
     ("traceback", None, 'Thread 854 (active+gil): "MainThread"', "live_thread", {("LIVE_THREAD", "Thread 854 (active+gil):")}),
     ("traceback", None, "    remove (torch/fx/graph.py:1169)", "pyspy_frame",
      {("PYSPY_FUNC", "remove"), ("PYSPY_PATH", "torch/fx/graph.py"), ("LINENO", "1169")}),
@@ -186,6 +188,8 @@ NEAR_MISSES = [
     ("traceback", None, "Thread 3 finished (see below)", "live_thread"),  # no (active|idle) state
     ("traceback", None, "error in module (foo.py:12)", "pyspy_frame"),  # prose before the location
     ("traceback", None, "loops.c.src:202:20: internal compiler error: in convert_move", "assert_frame"),  # no assertion
+    ("traceback", None, "Assertion failure: bad_use.empty()  [see the notes]", "check_frame"),  # no source file
+    ("traceback", None, "Assertion failure: a [x.cpp:1] was seen", "check_frame"),  # the site does not end the line
     ("compiler", None, "*" * 12, "ice_border"),  # too short for the banner's border
     ("compiler", None, "An Internal Compiler Error has occurred in pass X", "ice_title"),
     ("compiler", None, "Error classes: A, B", "ice_field"),

@@ -121,6 +121,8 @@ CASES = [
     ("traceback", None, 'Thread 0x7F3A1C (idle): "Thread-2"', LiveThread()),
     ("traceback", None, "python: /opt/KaenaRuntime/tdrv/tensor.c:185: tensor_set_slice: Assertion `n >= 1' failed.",
      frame("/opt/KaenaRuntime/tdrv/tensor.c", 185, "tensor_set_slice", "native")),
+    ("traceback", None, "Assertion failure: bad_use.empty()  [inst_visitor.cpp:632]",
+     frame("inst_visitor.cpp", 632, None, "native")),
     # neuronx-cc names the file of the pass that failed, a progress dot glued in front
     ("traceback", None, ".root = neuronxcc/starfish/penguin/targets/sunda/passes/SundaSizeTiling.py",
      frame("neuronxcc/starfish/penguin/targets/sunda/passes/SundaSizeTiling.py", None, None, "root")),

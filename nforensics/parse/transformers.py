@@ -234,6 +234,11 @@ class TracebackShapes(Transformer):
         function = failed.partition(": Assertion")[0].strip() or None
         return Frame.model_construct(file=path, lineno=int(lineno), function=function, syntax="native")
 
+    def check_frame(self, parts: Parts) -> Frame:
+        failed, site = parts  # `Assertion failure: bad_use.empty()` and `  [inst_visitor.cpp:632]`
+        path, _, lineno = site.strip().strip("[]").rpartition(":")
+        return Frame.model_construct(file=path, lineno=int(lineno), function=None, syntax="native")
+
     def torchscript_frame(self, parts: Parts) -> Frame:
         path, lineno, function = parts
         return Frame.model_construct(file=str(path), lineno=int(lineno), function=str(function), syntax="torchscript")
