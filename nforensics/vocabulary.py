@@ -56,9 +56,16 @@ ZERO_FAILURES = compile_linear(
 SECTION_HEADING = compile_linear(r"(?i)^\s*[=\-]{3,}\s*(?:errors|warnings|messages|failures)\b[^=\n]{0,200}?[=\-]{3,}\s*$")
 
 
+# Notices tools print on the normal path in failure words: docker's first pull of an image ("Unable to find
+# image 'x:latest' locally", then it pulls it).
+_ROUTINE_NOTICE = compile_linear(r"(?i)unable to find image '[^']{1,400}' locally")
+
+
 def reads_as_failure(text: str) -> bool:
-    """The line says something failed (and is not a count of zero failures or a section's heading)."""
-    return bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text) and not SECTION_HEADING.search(text)
+    """The line says something failed (and is not a count of zero failures, a section's heading or a
+    routine notice)."""
+    return (bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text) and not SECTION_HEADING.search(text)
+            and not _ROUTINE_NOTICE.search(text))
 
 
 def says_it_failed(text: str) -> bool:

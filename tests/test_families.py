@@ -1184,3 +1184,47 @@ def test_a_run_on_another_accelerator_gets_no_neuron_family(where):
     assert all(f.tier == "generic" for f in analyze_text(failed).findings)
     on_neuron = failed + "2024-Jan-09 10:01:02.0140 5120:5121 ERROR   NRT:nrt_execute  failed on NeuronCore 3\n"
     assert any(f.tier != "generic" for f in analyze_text(on_neuron).findings)  # Neuron in the run: read as usual
+
+
+def test_a_check_in_the_verifiers_own_source_is_the_bir_verifier_and_elsewhere_a_compiler_crash():
+    """neuronx-cc's own assertion names its source file after the condition: the verifier's file places the
+    failure in BIR verification, whatever the message; another file of the compiler leaves a compiler crash."""
+    crash = ("neuronxcc.driver.Exceptions.CompilerInternalError  (exit code 70)\n"
+             "Assertion failure: bad_use.empty()  [{}]\nDead memory locations in subgraphs nc00/sg01\n")
+    assert _top_family(crash.format("inst_visitor.cpp:632")) == "compiler-bir-verifier"
+    assert _top_family(crash.format("/build/neuronxcc/walrus/verifier/src/other_check.cpp:17")) == "compiler-bir-verifier"
+    assert _top_family(crash.format("scheduler.cpp:632")) == "compiler-internal-crash"
+
+
+@pytest.mark.parametrize(("text", "family"), [
+    # NxD's sharded checkpoint loader names the key whose tensor does not fit: the model library's family.
+    ("RuntimeError: Incorrect tensor shape at checkpoint key layers.0.self_attn.k_layernorm.weight:\n"
+     "    received 1024, expected 128.\n", "model-library-error"),
+    # PyTorch's own words for it, in a Neuron run.
+    ("Compiling for trn1 with neuronx-cc\nRuntimeError: Error(s) in loading state_dict for LlamaModel:\n"
+     "\tsize mismatch for embed_tokens.weight: copying a param with shape torch.Size([32000, 4096])\n", "model-library-error"),
+])
+def test_a_checkpoint_that_does_not_fit_the_model_is_the_model_librarys(text, family):
+    assert _top_family(text) == family
+
+
+@pytest.mark.parametrize("text", [
+    # The same PyTorch words on a GPU run: no Neuron family.
+    "RuntimeError: Error(s) in loading state_dict for ResNet:\n\tsize mismatch for fc.weight: copying a param "
+    "with shape torch.Size([10, 512])\n",
+    # A checkpoint key named in a success line, no exception.
+    "Loaded checkpoint key layers.0.weight (received 1024 values)\n",
+])
+def test_checkpoint_words_without_the_failure_or_the_platform_are_not_the_model_librarys(text):
+    assert _top_family(text) != "model-library-error"
+
+
+def test_dockers_first_pull_notice_is_no_failure_and_a_pull_that_failed_is():
+    """`docker run` prints "Unable to find image 'x' locally" before it pulls the image: the normal path."""
+    run = ("$ docker run --device=/dev/neuron0 neuron-monitor:latest\n"
+           "Unable to find image 'neuron-monitor:latest' locally\nlatest: Pulling from neuron-monitor\n"
+           '{"neuron_runtime_data": [], "instance_info": {"instance_type": "inf1.2xlarge"}}\n')
+    assert analyze_text(run).findings == []
+    failed = run.replace("latest: Pulling from neuron-monitor", "docker: Error response from daemon: unable to pull "
+                         "neuron-monitor:latest: manifest unknown")
+    assert analyze_text(failed).findings != []
