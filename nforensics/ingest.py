@@ -12,9 +12,12 @@ import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Protocol, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from nforensics.errors import InputError
+
+if TYPE_CHECKING:
+    from nforensics.linear_regex.lines import LineFinder
 
 MAX_LINE_CHARS = 64 * 1024  # a longer line keeps its first and last halves of this and says what was cut
 READ_BYTES = 1 << 20  # bytes read at a time
@@ -70,10 +73,6 @@ def check_readable(spec: str) -> None:
         _opened(name, raw)
     finally:
         raw.close()
-
-
-class LineFinder(Protocol):
-    def line_start(self, data: bytes, pos: int) -> int: ...
 
 
 class LogLines:
@@ -155,7 +154,7 @@ class LogLines:
                 return b"\n" if self._rest or self._held_cr else b""
             if self._held_cr:
                 block, self._held_cr = b"\r" + block, False
-            if block.endswith(b"\r"):  # `\\r\\n` may be cut between two reads
+            if block.endswith(b"\r"):  # a CR LF pair may be cut between two reads
                 block, self._held_cr = block[:-1], True
             if block:
                 return block.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in block else block

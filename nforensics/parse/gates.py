@@ -72,9 +72,13 @@ def skip_finder() -> LineFinder:
     reads as it is: no folded traceback, no several runtime records, nothing to undo) is passed over too.
     It is built from the gate's own words: a superset of the per-line gate, never a second list of it."""
     makers = (SHELL_PROMPT_MARK, WAITING_WORD, *WORD_MAKERS)
+    # Read as several lines by the assembler (unescaped, unfold_traceback, NRT_RECORD_START): an escaped
+    # newline, a JSON string or object, a quote, glued progress dots, two frames, many colons.
+    several = ("\\n", ' File "')
     return LineFinder((*_CANDIDATE_WORDS, *makers), (_CANDIDATE_SHAPES.pattern, HTML_ENTITY.pattern),
-                      quiet=_QUIET_LEVELS, head=QUIET_HEAD, unless=(*_QUIET_BUT_KEEP, *makers, ' File "'),
-                      unless_patterns=(HTML_ENTITY.pattern, f"(?:[^:\\n]*:){{{SPLIT_COLONS + 1}}}", '(?m)^[.>"{]'))
+                      quiet=_QUIET_LEVELS, head=QUIET_HEAD, unless=(*_QUIET_BUT_KEEP, *makers, *several),
+                      unless_patterns=(HTML_ENTITY.pattern, f"(?:[^:\\n]*:){{{SPLIT_COLONS + 1}}}",
+                                       '(?m)^(?:[.>]|\\s*["{])'))
 
 
 
