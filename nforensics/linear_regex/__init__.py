@@ -33,8 +33,8 @@ from nforensics.linear_regex.re2_syntax import for_search, spell_for_re2
 WINDOW = 8192  # characters a Python-`re` fallback pattern sees at once
 OVERLAP = 2048  # windows overlap so that a match shorter than this is never cut in two
 
-OPTIONS = re2.Options()
-OPTIONS.log_errors = False  # a refused pattern falls back quietly; RE2 would print to stderr
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # a refused pattern falls back quietly; RE2 would print to stderr
 _UNANCHORED, _ANCHOR_START, _ANCHOR_BOTH = (_re2.RE2.Anchor.UNANCHORED, _re2.RE2.Anchor.ANCHOR_START,
                                             _re2.RE2.Anchor.ANCHOR_BOTH)
 _NO_SPAN = (-1, -1)
@@ -295,7 +295,7 @@ def _re2_program(pattern: str, flags: int) -> Any | None:
     prefix = "".join(letter for flag, letter in _INLINE_FLAGS if flags & flag)
     source = (f"(?{prefix})" if prefix else "") + spell_for_re2(pattern)
     try:
-        program = _re2.RE2(source.encode("utf-8", "surrogatepass"), OPTIONS)
+        program = _re2.RE2(source.encode("utf-8", "surrogatepass"), _OPTIONS)
     except Exception:  # noqa: BLE001 - pybind raises its own error type for a bad pattern
         return None
     return program if program.ok() else None
@@ -337,7 +337,7 @@ class SearchSet:
     were a quarter of a big log's time)."""
 
     def __init__(self, patterns: list[str]) -> None:
-        self._set = re2.Set.SearchSet(OPTIONS)
+        self._set = re2.Set.SearchSet(_OPTIONS)
         self._in_set: list[int] = []  # the set's own numbering -> the caller's
         self._others: list[tuple[int, Pattern]] = []
         for number, pattern in enumerate(patterns):

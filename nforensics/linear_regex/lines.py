@@ -7,11 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from re2 import _re2
-
-from nforensics.linear_regex import OPTIONS
-
-_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
+from nforensics.linear_regex import _UNANCHORED, _re2_program
 
 
 class LineFinder:
@@ -51,9 +47,10 @@ class LineFinder:
 
 
 def _alternation(words: Iterable[str], patterns: Iterable[str]) -> Any:
+    """One RE2 program for all of them, compiled as every pattern of the project is (its UTF-8 bytes are
+    matched as bytes against the input's own)."""
     alternatives = [re.escape(word) for word in words] + [f"(?:{pattern})" for pattern in patterns]
-    # Literal UTF-8 bytes in the pattern, matched as bytes against the input's own.
-    program = _re2.RE2("|".join(alternatives).encode("utf-8"), OPTIONS)
-    if not program.ok():
+    program = _re2_program("|".join(alternatives), 0)
+    if program is None:
         raise ValueError(f"not an RE2 pattern: {alternatives!r}")
     return program

@@ -139,7 +139,8 @@ class _Assembler(BlockReader, TracebackReader):
 
     def at_rest(self) -> bool:
         """Past the ungated head with no block open and no context owed: the next lines reach a parser, or
-        change what is known, only if they hold a gate word (a line at rest that does not is only counted)."""
+        change what is known, only if they hold a gate word (a line at rest that does not is only counted).
+        (A blank line would reset an ICE field other than "Error message": with one open, nothing is at rest.)"""
         return (self.last_line > UNGATED_LINES and not self.context_left and self.ice_field in (None, "Error message")
                 and not (self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback
                          or self.in_cut_here or self.open_stack))
