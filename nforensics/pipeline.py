@@ -69,7 +69,8 @@ def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts
                   kb: KnowledgeBase | None = None, artifacts: Artifacts | None = None,
                   exclude_cases: frozenset[str] = frozenset()) -> Analysis:
     """`exclude_cases`: URLs of public reports not to show (measuring on a log taken from that very thread)."""
-    log, retained = assemble(source, lines)
+    kb = kb or load_kb()
+    log, retained = assemble(source, lines, lambda: kb.warning_anchors)
     known = dict(facts or {})
     reads: list[ArtifactRead] = []
     if artifacts is not None and (artifacts.neff or artifacts.source):
@@ -81,7 +82,7 @@ def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts
                   for kind, path in (("neff", artifacts.neff), ("source", artifacts.source)) if path]
     hlo_facts, hlo_reads = _hlo(artifacts, retained)
     known = hlo_facts | known
-    analysis = diagnose(log, retained, kb or load_kb(), known, exclude_cases)
+    analysis = diagnose(log, retained, kb, known, exclude_cases)
     analysis.artifacts = reads + hlo_reads
     return analysis
 

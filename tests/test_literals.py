@@ -10,7 +10,8 @@ from lark import Lark
 from lark.exceptions import LarkError
 
 from nforensics.parse.grammars import _START_RULES, build, grammar_dir, parse
-from nforensics.parse.literals import Words, _GrammarWords, first_words, may_parse, regex_words, start_words
+from nforensics.linear_regex.necessary import Words, regex_words
+from nforensics.parse.literals import _GrammarWords, first_words, may_parse, start_words
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 

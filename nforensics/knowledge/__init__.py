@@ -69,6 +69,16 @@ class KnowledgeBase:
 
         return pattern_index(self)
 
+    @cached_property
+    def warning_anchors(self) -> frozenset[str] | None:
+        """RE2 patterns, one of which a warning line must hold for the catalogue to make a finding of it (a big
+        log's warnings past its head are passed over without them, nforensics/parse/gates.py skip_finder): the
+        words each pattern of a signature that may claim warnings needs (nforensics/linear_regex/necessary.py). None
+        when some pattern needs no word."""
+        from nforensics.knowledge.matcher import warning_anchors
+
+        return warning_anchors(self)
+
     def get(self, key: str) -> Signature | None:
         """A signature by id or by code (case-insensitive), as `nforensics codes KEY` looks it up."""
         wanted = key.upper()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from nforensics.knowledge import KnowledgeBase, compiled, table
 from nforensics.knowledge.order import code_key
 from nforensics.linear_regex import SearchSet
+from nforensics.linear_regex.necessary import regex_words
 from nforensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, template_tokens, tokens
 from nforensics.knowledge.schema import Signature
 from nforensics.records import Diagnostic, ParsedLog, SourceLine
@@ -70,6 +71,23 @@ def pattern_index(kb: KnowledgeBase) -> tuple[SearchSet, list[int]]:
     (KnowledgeBase.pattern_index keeps them: built once per catalogue)."""
     owners = [n for n, s in enumerate(kb.signatures) for _ in s.match.patterns]
     return SearchSet([p for s in kb.signatures for p in s.match.patterns]), owners
+
+
+def warning_anchors(kb: KnowledgeBase) -> frozenset[str] | None:
+    """The catalogue's anchors for warnings (KnowledgeBase.warning_anchors keeps them), as RE2 patterns: each
+    pattern's necessary words, of the signatures that may claim a warning. (Families and
+    message templates read only lines that read as a failure: their words are failure words already.)"""
+    anchors: set[str] = set()
+    for signature in kb.signatures:
+        if not signature.match.claims_warnings:
+            continue
+        for pattern in signature.match.patterns:
+            words = regex_words(pattern)
+            if words is None:
+                return None
+            anchors |= {re.escape(word) for word in words.exact}
+            anchors |= {f"(?i:{re.escape(word)})" for word in words.folded}
+    return frozenset(anchors)
 
 
 def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:

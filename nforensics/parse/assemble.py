@@ -14,7 +14,7 @@ state.py holds what they share. This module runs the pass and dispatches each pr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from nforensics.ingest import LogLines
 from nforensics.parse.blocks import BlockReader
@@ -122,13 +122,7 @@ class _Assembler(BlockReader, TracebackReader):
             body = bold.group(1)
         if self.frame_awaiting_code is not None:
             self._frame_code(body)
-        if self._classify(number, body):
-            self._retain(number, raw)
-            self.context_left = CONTEXT_LINES
-        elif block_open and self._continue_block(number, body):
-            self._retain(number, raw)
-        else:
-            self._remember_recent(number, raw)
+        self._keep(number, raw, body, bool(block_open), counted_before=before if gated else None)
         if wrapper_level and body.strip() and not block_open and self._record_count() == before:
             # The line's own producer printed no level the grammars read, but its logger's prefix gave one:
             # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error.
@@ -154,6 +148,19 @@ class _Assembler(BlockReader, TracebackReader):
         if WAITING_WORD in segment:  # a polling loop prints the same line, its counters and clock aside
             shape = _DIGITS.sub("", segment)
             self.waiting = (shape, self.waiting[1] + 1 if self.waiting and self.waiting[0] == shape else 1)
+
+    def _keep(self, number: int, raw: str, body: str, block_open: bool, counted_before: int | None) -> None:
+        """Read the line; keep it when it carried something, with the plain lines after it as its context.
+        Past the head (`counted_before`: the records before it), a line kept for its level alone (a warning)
+        owes no context, a record or an error does: else a log of warnings is never at rest, never skipped."""
+        if self._classify(number, body):
+            self._retain(number, raw)
+            if counted_before is None or self._record_count() > counted_before or self.last_error == number:
+                self.context_left = CONTEXT_LINES
+        elif block_open and self._continue_block(number, body):
+            self._retain(number, raw)
+        else:
+            self._remember_recent(number, raw)
 
     def _remember_recent(self, number: int, raw: str) -> None:
         if not self.recent or self.recent[-1] != (number, raw):
@@ -234,7 +241,7 @@ class _Assembler(BlockReader, TracebackReader):
             if self.open_traceback is not None:
                 self.open_traceback.printed_by = "compiler"
             return read
-        inner = parse("compiler", text) if text else None
+        inner = parse("compiler", text) if text.lstrip().startswith(compiler_block_starts()) else None
         if inner is not None and self._compiler_block_line(number, inner, from_compiler=True):
             if (line.level or "").upper() in ERROR_LEVELS:  # the ICE banner reports an error too
                 self.last_error = number
@@ -338,16 +345,21 @@ def _api_operation(api: str) -> str:
     return next((operation for word, operation in _API_OPERATIONS if word in api), "execute")
 
 
-def assemble(source: str, lines: Iterable[tuple[int, str]]) -> tuple[ParsedLog, list[SourceLine]]:
+def assemble(source: str, lines: Iterable[tuple[int, str]],
+             warning_anchors: Callable[[], frozenset[str] | None] | None = None) -> tuple[ParsedLog, list[SourceLine]]:
     """Parse numbered lines into a ParsedLog plus the retained lines (for patterns and evidence); lines a
-    terminal hard-wrapped are joined first (nforensics/parse/rewrap.py)."""
+    terminal hard-wrapped are joined first (nforensics/parse/rewrap.py). `warning_anchors` gives the
+    catalogue's anchors (KnowledgeBase.warning_anchors), asked for when a big log is first skipped in bulk:
+    there, a warning without any is passed over too."""
     assembler = _Assembler(source)
     joined = Rejoined(lines)
     # A reader that can skip does so while the assembler is at rest: the lines it passes over are the ones
     # the gate would have let by (the finder is a superset of the gate), so the records are the same.
     reader = lines if isinstance(lines, LogLines) and not joined.joins else None
+    finder = None
     for number, raw in joined:
         assembler.feed(number, raw)
         if reader is not None and reader.number == number and assembler.at_rest():  # (not while reading ahead)
-            reader.skip_to(skip_finder())
+            finder = finder or skip_finder(warning_anchors() if warning_anchors else None)
+            reader.skip_to(finder)
     return assembler.finish()

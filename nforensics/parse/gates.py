@@ -15,6 +15,7 @@ from nforensics.linear_regex.lines import LineFinder
 from nforensics.parse.grammars import parser, terminal_regex
 from nforensics.parse.normalise import HTML_ENTITY, SPLIT_COLONS, WORD_MAKERS
 from nforensics.parse.literals import first_words, start_words
+from nforensics.vocabulary import FAILURE_WORDS, PRINTED_CODE
 
 # Performance gate, not a shape: a line with none of these words cannot be part of a failure, an
 # environment listing or a traceback, so it is counted and skipped without running any parser. Plain
@@ -63,22 +64,35 @@ def is_quiet(segment: str) -> bool:
     return any(level in head for level in _QUIET_LEVELS) and not any(word in segment for word in _QUIET_BUT_KEEP)
 
 
+# In bulk, past the ungated head of a big log, a warning is chatter too unless it holds something a finding
+# can be made of: a failure word, a printed code or status, a word the quiet lines keep, or one of the
+# knowledge base's anchors (the words a signature's pattern needs, knowledge KnowledgeBase.warning_anchors).
+_WARNING_LEVELS = (" WARNING ", " WARN ", "[WARNING]", "[WARN]", " WARNING\t", " WARN\t")
+
+
 @cache
-def skip_finder() -> LineFinder:
+def skip_finder(warning_anchors: frozenset[str] | None = None) -> LineFinder:
     """The gate in bulk, for big inputs: where the next line starts that the assembler, at rest, would let
     through or learn from. Such a line holds a candidate word or shape, a progress word, or something that
     undoing a wrapper could turn into one (escapes, entities, no-break spaces) in its raw bytes: RE2 finds
     those in one scan. A line found so that is plainly quiet chatter (`is_quiet`, on a line the assembler
     reads as it is: no folded traceback, no several runtime records, nothing to undo) is passed over too.
-    It is built from the gate's own words: a superset of the per-line gate, never a second list of it."""
+    It is built from the gate's own words: a superset of the per-line gate, never a second list of it.
+    Given `warning_anchors` (RE2 patterns), a warning that holds none of them, and no failure word, code or
+    word a quiet line keeps, is passed over as well."""
     makers = (SHELL_PROMPT_MARK, WAITING_WORD, *WORD_MAKERS)
     # Read as several lines by the assembler (unescaped, unfold_traceback, NRT_RECORD_START): an escaped
     # newline, a JSON string or object, a quote, glued progress dots, two frames, many colons.
     several = ("\\n", ' File "')
+    quiet: tuple[str, ...] = _QUIET_LEVELS
+    keep_patterns: tuple[str, ...] = (HTML_ENTITY.pattern, f"(?:[^:\\n]*:){{{SPLIT_COLONS + 1}}}", '(?m)^(?:[.>]|\\s*["{])')
+    if warning_anchors is not None:
+        quiet = (*quiet, *_WARNING_LEVELS)
+        keep_patterns = (*keep_patterns, *sorted(warning_anchors), FAILURE_WORDS.pattern, PRINTED_CODE.pattern,
+                         _CANDIDATE_SHAPES.pattern)
     return LineFinder((*_CANDIDATE_WORDS, *makers), (_CANDIDATE_SHAPES.pattern, HTML_ENTITY.pattern),
-                      quiet=_QUIET_LEVELS, head=QUIET_HEAD, unless=(*_QUIET_BUT_KEEP, *makers, *several),
-                      unless_patterns=(HTML_ENTITY.pattern, f"(?:[^:\\n]*:){{{SPLIT_COLONS + 1}}}",
-                                       '(?m)^(?:[.>]|\\s*["{])'))
+                      quiet=quiet, head=QUIET_HEAD, unless=(*_QUIET_BUT_KEEP, *makers, *several),
+                      unless_patterns=keep_patterns)
 
 
 

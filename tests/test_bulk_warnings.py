@@ -1,0 +1,141 @@
+"""Past a big log's ungated head, a warning is read only when it holds something a finding can be made of: the
+bulk skip (nforensics/parse/gates.py skip_finder) passes over the others with the quiet chatter, by the
+catalogue's own anchors (KnowledgeBase.warning_anchors), so a log of a million distinct warnings costs one scan."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from conftest import REPO
+
+from nforensics.ingest import LogLines, read_lines
+from nforensics.knowledge import load_kb
+from nforensics.knowledge.matcher import warning_anchors
+from nforensics.linear_regex.lines import LineFinder
+from nforensics.parse.gates import skip_finder
+from nforensics.pipeline import analyze_lines
+
+assembler = importlib.import_module("nforensics.parse.assemble")
+rewrap = importlib.import_module("nforensics.parse.rewrap")
+KB = load_kb()
+WARNING_HEAD = "2026-03-02T18:20:35Z WARNING 48240 [sg0000/Tensorizer/Simplifier]: "
+PLAIN_WARNING = WARNING_HEAD + "mlp_gate of bias weight falls back to a row layout for rotary tensors"
+CHATTER_INFO = "2026-03-02T18:20:35Z INFO 48240 [sg0000/Tensorizer/Simplifier]: finished after 1.5 seconds"
+
+
+def _passed_over(line: str) -> bool:
+    data = f"{CHATTER_INFO}\n{line}\n".encode()
+    return skip_finder(KB.warning_anchors).line_start(data, 0) < 0
+
+
+def _claimed_lines() -> list[tuple[str, str]]:
+    """(signature id, line) for every sample-log line a pattern of a signature that may claim warnings holds."""
+    found = []
+    for signature in KB.signatures:
+        if not signature.match.claims_warnings or not signature.match.patterns:
+            continue
+        text = (REPO / "sample_logs" / signature.sample_log).read_text(encoding="utf-8", errors="replace")
+        patterns = KB.pattern_index[0]
+        own = {n for n, owner in enumerate(KB.pattern_index[1]) if KB.signatures[owner] is signature}
+        found += [(signature.id, line) for line in text.splitlines() if own & set(patterns.matching(line))]
+    return found
+
+
+CLAIMED = _claimed_lines()
+
+
+def test_every_signature_that_claims_warnings_has_a_line_to_check():
+    claimed = {signature for signature, _ in CLAIMED}
+    wanted = {s.id for s in KB.signatures if s.match.claims_warnings and s.match.patterns}
+    assert len(claimed) >= 0.9 * len(wanted)  # (a few samples print the message inside a JSON string or wrapped)
+
+
+@pytest.mark.parametrize("signature, line", CLAIMED, ids=[f"{s}-{n}" for n, (s, _) in enumerate(CLAIMED)])
+def test_a_warning_a_signature_claims_is_never_passed_over(signature, line):
+    """The anchors are what each pattern needs: the line, printed as a warning, stays in reach of the matcher."""
+    assert not _passed_over(WARNING_HEAD + line.strip())
+
+
+@pytest.mark.parametrize("line", [
+    PLAIN_WARNING,
+    "2024-06-26 07:48:56,123 - WARNING - tokenizer padding side is left; generation may differ",
+    "[WARNING] deprecated argument `use_auth_token`, use `token` instead",
+])
+def test_a_warning_with_nothing_to_read_is_passed_over(line):
+    assert _passed_over(line)
+
+
+@pytest.mark.parametrize("line", [
+    WARNING_HEAD + "allocation of the weight tensor failed, retrying on host",  # a failure word
+    WARNING_HEAD + "[NCC_EVRF009] the graph is too big",  # a printed code
+    WARNING_HEAD + "NEURON_CC_FLAGS is set twice",  # a setting a quiet line keeps
+    WARNING_HEAD + "suspected hang in collectives operation after 600 s",  # a signature's anchor
+    "2024-06-26 07:48:56,123 - WARNING - Estimated peak HBM usage (31.2 GB) exceeds 24 GB",
+])
+def test_a_warning_with_something_to_read_is_not_passed_over(line):
+    assert not _passed_over(line)
+
+
+def test_anchors_follow_the_catalogue():
+    """A pattern that needs no word at all leaves no anchor to go by: no warning is passed over then."""
+    assert KB.warning_anchors  # the built-in catalogue's patterns all need words
+    loose = KB.signatures[0].model_copy(update={"match": KB.signatures[0].match.model_copy(update={"patterns": [r"\w+\d"]})})
+    assert warning_anchors(type(KB)(signatures=(loose,), order=KB.order)) is None
+    assert not skip_finder(None).line_start(f"{CHATTER_INFO}\n{PLAIN_WARNING}\n".encode(), 0) < 0
+
+
+def test_a_run_of_quiet_lines_stops_only_at_a_kept_line_that_holds_a_match():
+    finder = LineFinder(["WARN", "NRT"], quiet=[" INFO ", " WARN "], head=40, unless=["rror"])
+    lines = [
+        "2024 INFO  NRT:nrt_load loaded",
+        "2024 WARN  slow start",
+        "2024 INFO  an rror in a line with no match",  # kept word, but nothing the finder looks for: passed over
+        "2024 INFO  NRT:nrt_init rror",  # kept word and a match: found
+        "2024 WARN  again",
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    assert finder.line_start(data, 0) == data.index(b"2024 INFO  NRT:nrt_init")
+    assert finder.line_start(data, data.index(b"2024 WARN  again")) == -1
+
+
+@pytest.fixture
+def gate_from_the_start(monkeypatch):
+    monkeypatch.setattr(assembler, "UNGATED_LINES", 0)
+    monkeypatch.setattr(rewrap, "SAMPLE_LINES", 3)
+
+
+def _findings(analysis) -> list[tuple]:
+    return [(f.signature, f.code, tuple(e.line for e in f.evidence), tuple(h.id for h in f.hypotheses))
+            for f in analysis.findings]
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "sample_logs").glob("*.log")), ids=lambda p: p.stem)
+def test_passing_over_warnings_in_bulk_keeps_every_finding(path, gate_from_the_start):
+    """With the gate on from the first line, skipping (warnings included) gives the findings and the ranked
+    hypotheses of reading every line."""
+    every_line = list(read_lines(str(path))[1])
+    assert _findings(analyze_lines(str(path), read_lines(str(path))[1], kb=KB)) == _findings(
+        analyze_lines(str(path), every_line, kb=KB))
+
+
+def test_a_big_log_of_distinct_warnings_is_skipped_and_its_failure_found(tmp_path):
+    words = ("layer", "attention", "mlp", "proj", "query", "key", "value", "norm", "embed", "rotary", "gate")
+    body = "".join(f"{WARNING_HEAD}{words[n % 11]}_{words[n // 11 % 11]} of {words[n // 121 % 11]} falls back "
+                   f"to a {words[n // 7 % 11]} layout\n{CHATTER_INFO}\n" for n in range(20_000))
+    seed = (REPO / "sample_logs" / "seed000_ncc_ixlv002_sendrecv_twice.log").read_text()
+    anchored = WARNING_HEAD + "Estimated peak HBM usage (31.2 GB) exceeds 24 GB"
+    path = tmp_path / "big.log"
+    path.write_text(body + anchored + "\n" + body + seed)
+    decoded = []
+
+    class Counting(LogLines):
+        def __next__(self):
+            number, line = super().__next__()
+            decoded.append(number)
+            return number, line
+
+    analysis = analyze_lines("big.log", Counting("big.log", path.open("rb"), owned=True), kb=KB)
+    assert analysis.findings[0].code == "NCC_IXLV002"
+    assert 40_001 in decoded  # the warning that holds an anchor was read
+    assert len(decoded) < 25_000  # the ungated head, that warning and the failure; not 40,000 more warnings
