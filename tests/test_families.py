@@ -1228,3 +1228,50 @@ def test_dockers_first_pull_notice_is_no_failure_and_a_pull_that_failed_is():
     failed = run.replace("latest: Pulling from neuron-monitor", "docker: Error response from daemon: unable to pull "
                          "neuron-monitor:latest: manifest unknown")
     assert analyze_text(failed).findings != []
+
+
+PARALLEL_COMPILE = """\
+2024-02-29 04:03:01.000535:  318159  INFO ||NEURON_PARALLEL_COMPILE||: sub-process 0 got exception: Traceback (most recent call last):
+  File "/home/me/venv/lib/python3.10/site-packages/libneuronxla/neuron_parallel_compile.py", line 171, in parallel_compile
+    results = gather(jobs)
+  File "{innermost}", line 88, in gather
+    for graph, (state, tries) in statuses.items():
+AttributeError: 'NoneType' object has no attribute 'items'
+"""
+
+
+@pytest.mark.parametrize("innermost, family", [
+    ("/home/me/venv/lib/python3.10/site-packages/libneuronxla/neuron_parallel_compile.py", "framework-compile-failure"),
+    ("/opt/venv/lib/python3.11/site-packages/libneuronxla/neuron_parallel_compile.py", "framework-compile-failure"),
+    ("/home/me/train/collect.py", None),  # the user's own code, called from it: not the tool failing
+])
+def test_neuron_parallel_compile_failing_in_its_own_code_is_a_failed_compile_step(innermost, family):
+    assert _top_family(PARALLEL_COMPILE.format(innermost=innermost)) == family
+
+
+BANNER_FOOT = """\
+{prefix}  HWM version 2.10.0.5-7b1976adf
+{prefix}  NumPy version 1.21.6
+{prefix}
+{prefix}  Running on AMI ami-01257e71ecb2f431c
+{prefix}  Running in region usw2-az4
+{prefix}
+{prefix}Diagnostic logs stored in /home/me/xla/log-neuron-cc.txt
+', xla/src/xla_utils.rs:49:5
+"""
+
+
+@pytest.mark.parametrize("prefix", ["2023-09-27T22:49:19Z ", "2023-09-27T22:49:19Z USER 9513 [neuronx-cc]: ", ""])
+def test_the_foot_of_an_ice_banner_alone_is_a_compiler_crash(prefix):
+    """A paste that keeps only the banner's version block and the logs line (its rows above were cut) is
+    still the compiler failing inside itself: only an internal error prints that block."""
+    assert _top_family(BANNER_FOOT.format(prefix=prefix)) == "compiler-internal-crash"
+
+
+@pytest.mark.parametrize("text", [
+    BANNER_FOOT.format(prefix="").replace("Diagnostic logs stored in /home/me/xla/log-neuron-cc.txt", "done"),  # --version
+    "Diagnostic logs stored in /home/me/xla/log-neuron-cc.txt\n",  # a user error's report ends so too: no crash
+    BANNER_FOOT.format(prefix="").replace("Running in region usw2-az4\n", "Running in region usw2-az4\n" + "x = 1\n" * 8),
+])
+def test_a_version_listing_or_a_logs_line_alone_is_no_compiler_crash(text):
+    assert _top_family(text) != "compiler-internal-crash"

@@ -33,6 +33,9 @@ CASES = [
     ("compiler", None, "*" * 60, "ice_border", set()),
     ("compiler", None, " An Internal Compiler Error has occurred", "ice_title", set()),
     ("compiler", None, "Error class:    AssertionError", "ice_field", {("ICE_KEY", "Error class")}),
+    ("compiler", None, "  HWM version 2.10.0.5-7b1976adf", "ice_version", {("VERSION_ITEM", "HWM version 2.10.0.5-7b1976adf")}),
+    ("compiler", None, "  MXNet not available", "ice_version", {("VERSION_ITEM", "MXNet not available")}),
+    ("compiler", None, "Diagnostic logs stored in /tmp/w/log-neuron-cc.txt", "ice_logs", set()),
     ("compiler", None, "what(): === BIR verification failed ===", "bir_header", {("BIR_PREFIX", "what(): ")}),
     ("compiler", None, "Reason: Expect AP datatype to be int32", "bir_field", {("BIR_KEY", "Reason")}),
     ("compiler", None, "Instruction DMACopy inst.32: DMA Copy in/out shape must match", "bir_instruction",
@@ -193,6 +196,9 @@ NEAR_MISSES = [
     ("compiler", None, "*" * 12, "ice_border"),  # too short for the banner's border
     ("compiler", None, "An Internal Compiler Error has occurred in pass X", "ice_title"),
     ("compiler", None, "Error classes: A, B", "ice_field"),
+    ("compiler", None, "  HWM version 2.10 was installed by the image", "ice_version"),  # prose after the item
+    ("compiler", None, "NeuronX Compiler version 2.23.6484.0 Python version 3.12.3 HWM version 2.23", "ice_version"),
+    ("compiler", None, "Diagnostic logs stored in", "ice_logs"),  # no path
     ("compiler", None, "=== BIR verification passed ===", "bir_header"),
     ("compiler", None, "Reasons: none", "bir_field"),
     ("compiler", None, "Instruction: DMACopy", "bir_instruction"),  # a BIR block's field, not an instruction error

@@ -56,6 +56,8 @@ CASES = [
     ("compiler", None, " An Internal Compiler Error has occurred", IceMark(title=True)),
     ("compiler", None, "Error class:    AssertionError  ", IceField("Error class", "AssertionError")),
     ("compiler", None, "Internal details:", IceField("Internal details", "")),
+    ("compiler", None, "  Running on AMI ami-01257e71ecb2f431c", IceField("Version information", "Running on AMI ami-01257e71ecb2f431c")),
+    ("compiler", None, "Diagnostic logs stored in /tmp/w/log-neuron-cc.txt ", IceField("Diagnostic logs", "/tmp/w/log-neuron-cc.txt")),
     ("compiler", None, "what(): === BIR error ===", BirHeader("=== BIR error ===")),
     ("compiler", None, "Reason: Expect AP datatype to be int32", BirField("Reason", "Expect AP datatype to be int32")),
     ("compiler", None, "Instruction DMACopy inst.32: DMA Copy in/out shape must match",

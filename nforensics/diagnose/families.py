@@ -211,7 +211,8 @@ class FamilyFacts:
         lines: list[int] = []
         fields: dict[str, object] = {}
         for structure in rule.structures:
-            banners = [i for i in self.log.ice if i.error_message or i.error_class or i.error_location or i.internal_details]
+            banners = [i for i in self.log.ice if i.error_message or i.error_class or i.error_location or i.internal_details
+                       or i.version_information]
             if structure == "ice_banner" and banners:  # a row of stars alone is decoration, not a banner
                 ice = banners[0]
                 lines.append(ice.line)

@@ -13,6 +13,9 @@ from nforensics.records import BirVerification, IceReport, LogEvent
 _INFODUMP_PACKAGES = {"NRT version": "aws-neuronx-runtime-lib", "Driver version": "aws-neuronx-dkms",
                       "Embedded FW version": "neuron-firmware", "CCOM version": "aws-neuronx-collectives"}
 _STARS = re.compile(r"^\*{20,}$")
+_FOOT_KEYS = ("Version information", "Diagnostic logs")  # fields that stand alone only at the banner's foot
+FOOT_ITEMS = 2  # version items in a row that make a version block
+FOOT_GAP = 3  # lines (blank ones) between the block's items and its logs line
 _BIR_INSTRUCTION = re.compile(r"^\s*I-\d+(?:-\d+)?\s*$")
 
 
@@ -28,6 +31,8 @@ class BlockReader(MessageReader):
                     self._open_ice(number)
                 elif not title:  # the closing row of stars
                     self.open_ice.end_line = number
+            case IceField(key=key, value=value) if key in _FOOT_KEYS and (self.open_ice is None or key == "Diagnostic logs"):
+                self._ice_foot(number, key, value)
             case IceField(key=key, value=value):
                 if self.open_ice is None and from_compiler and key == "Error message":
                     # The banner's first field behind the compiler's prefix: the title rows were cut from the paste.
@@ -62,6 +67,24 @@ class BlockReader(MessageReader):
             case _:
                 return False
         return True
+
+    def _ice_foot(self, number: int, key: str, value: str) -> None:
+        """The banner's version block, one item a line, then the line that says where the compile's logs are:
+        the foot of a banner whose rows above were cut from the paste. (Only an internal error prints that
+        block; a user error's report ends in the logs line alone, and `neuronx-cc --version` prints no
+        logs line.) Below an open banner, the logs line ends it."""
+        if self.open_ice is not None:  # the logs line ends the banner's report
+            self.open_ice.end_line, self.ice_field = number, None
+        elif key == "Version information":
+            if self.version_block and number - self.version_block[-1][0] > FOOT_GAP:
+                self.version_block.clear()
+            self.version_block.append((number, value))
+        elif len(self.version_block) >= FOOT_ITEMS and number - self.version_block[-1][0] <= FOOT_GAP:
+            self._open_ice(self.version_block[0][0])
+            assert self.open_ice is not None
+            self.open_ice.version_information = [item for _, item in self.version_block]
+            self.open_ice.end_line = number
+            self.version_block.clear()
 
     def _open_ice(self, number: int) -> None:
         self._close_blocks()

@@ -98,7 +98,8 @@ def skip_finder(warning_anchors: frozenset[str] | None = None) -> LineFinder:
 
 # Dispatch, not shapes: plain lines (no timestamp) reach these grammars' alternatives only when they start
 # with one of the words those alternatives start with, read off the grammars (nforensics/parse/literals.py).
-_COMPILER_BLOCKS = ("ice_border", "ice_title", "ice_field", "bir_header", "bir_field", "bir_instruction", "sg_error")
+_COMPILER_BLOCKS = ("ice_border", "ice_title", "ice_field", "ice_version", "ice_logs", "bir_header", "bir_field",
+                    "bir_instruction", "sg_error")
 _ENVIRONMENT_LINES = ("apt_line", "pip_line", "freeze_line", "cc_version", "env_assign", "setenv_call")
 
 

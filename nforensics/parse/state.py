@@ -45,6 +45,7 @@ class AssemblerState:
         self.unbracketed_codes: set[int] = set()  # lines whose code was printed without its brackets
         self.open_ice: IceReport | None = None
         self.ice_field: str | None = None
+        self.version_block: list[tuple[int, str]] = []  # the ICE banner's version items met with no banner open
         self.open_bir: BirVerification | None = None
         self.open_traceback: PythonTraceback | None = None
         self.in_cut_here = False

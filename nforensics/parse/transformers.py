@@ -95,6 +95,14 @@ class CompilerShapes(Transformer):
         key, value = parts
         return IceField(str(key), clean(value))
 
+    def ice_version(self, parts: Parts) -> IceField:
+        [item] = parts
+        return IceField("Version information", str(item))
+
+    def ice_logs(self, parts: Parts) -> IceField:
+        [path] = parts
+        return IceField("Diagnostic logs", clean(path))
+
     def bir_header(self, parts: Parts) -> BirHeader:
         _prefix, title = parts
         return BirHeader(str(title))
