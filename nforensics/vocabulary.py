@@ -61,9 +61,16 @@ SECTION_HEADING = compile_linear(r"(?i)^\s*[=\-]{3,}\s*(?:errors|warnings|messag
 _ROUTINE_NOTICE = compile_linear(r"(?i)unable to find image '[^']{1,400}' locally")
 
 
+# A command line's option names (`--inject-error=NONE`, `--enable-data-race-checker=false`) name switches, not
+# what happened: a tool echoing the command it runs says nothing failed. (Their values still count.)
+_OPTION_NAMES = compile_linear(r"(?:^|\s)--[A-Za-z][\w-]*")
+
+
 def reads_as_failure(text: str) -> bool:
     """The line says something failed (and is not a count of zero failures, a section's heading or a
     routine notice)."""
+    if "--" in text:
+        text = _OPTION_NAMES.sub(" ", text)
     return (bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text) and not SECTION_HEADING.search(text)
             and not _ROUTINE_NOTICE.search(text))
 

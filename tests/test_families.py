@@ -1275,3 +1275,27 @@ def test_the_foot_of_an_ice_banner_alone_is_a_compiler_crash(prefix):
 ])
 def test_a_version_listing_or_a_logs_line_alone_is_no_compiler_crash(text):
     assert _top_family(text) != "compiler-internal-crash"
+
+
+PYTEST_TRACEBACK = """\
+=================================== FAILURES ===================================
+    ???
+{library}/_torch_xla.py:129: in {module}._torch_xla.PyTorchXLAKernel.__call__
+    ???
+{library}/compiler/backends/neuron/TraceKernel.py:409: in {module}.compiler.backends.neuron.TraceKernel.expand
+    ???
+{caller}
+E   AssertionError: slice with variable size is not supported
+"""
+
+
+_KERNEL_CALLER = "trnfft/fft/dispatch.py:272: in _complex_mul\n    ar = torch.mul(a_re_2d[:, f_off:f_end], b)"
+
+
+@pytest.mark.parametrize("library, module, family", [
+    ("neuronxcc/nki", "neuronxcc.nki", "nki-kernel-error"),
+    ("/opt/venv/lib/python3.12/site-packages/neuronxcc/nki", "neuronxcc.nki", "nki-kernel-error"),
+    ("mylib/kernels", "mylib.kernels", None),  # the same test failing in a library of its own
+])
+def test_pytest_frames_are_read_as_the_traceback_they_are(library, module, family):
+    assert _top_family(PYTEST_TRACEBACK.format(library=library, module=module, caller=_KERNEL_CALLER)) == family

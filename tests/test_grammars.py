@@ -170,6 +170,8 @@ CASES = [
     ("traceback", None, 'Thread 854 (active+gil): "MainThread"', "live_thread", {("LIVE_THREAD", "Thread 854 (active+gil):")}),
     ("traceback", None, "    remove (torch/fx/graph.py:1169)", "pyspy_frame",
      {("PYSPY_FUNC", "remove"), ("PYSPY_PATH", "torch/fx/graph.py"), ("LINENO", "1169")}),
+    ("traceback", None, "neuronxcc/nki/_torch_xla.py:129: in neuronxcc.nki._torch_xla.PyTorchXLAKernel.__call__",
+     "pytest_frame", {("PYTEST_PATH", "neuronxcc/nki/_torch_xla.py"), ("LINENO", "129")}),
     ("traceback", None, "Caused by: java.util.concurrent.TimeoutException", "exception",
      {("JAVA_CAUSE", "Caused by: "), ("EXC_NAME", "java.util.concurrent.TimeoutException")}),
     ("messages", "package_version", "nki==0.3.0 and more", "package_version", {("TEXT", " and more")}),
@@ -190,6 +192,8 @@ NEAR_MISSES = [
     ("traceback", None, "Caused by: a full disk", "exception"),  # no exception class follows
     ("traceback", None, "Thread 3 finished (see below)", "live_thread"),  # no (active|idle) state
     ("traceback", None, "error in module (foo.py:12)", "pyspy_frame"),  # prose before the location
+    ("traceback", None, "see tests/test_x.py:12: in the fixture", "pytest_frame"),  # prose before the file
+    ("traceback", None, "tests/test_x.py:12: indentation is off", "pytest_frame"),  # a linter's remark, no call
     ("traceback", None, "loops.c.src:202:20: internal compiler error: in convert_move", "assert_frame"),  # no assertion
     ("traceback", None, "Assertion failure: bad_use.empty()  [see the notes]", "check_frame"),  # no source file
     ("traceback", None, "Assertion failure: a [x.cpp:1] was seen", "check_frame"),  # the site does not end the line

@@ -92,3 +92,13 @@ def test_start_up_chatter_with_failure_like_words_stays_silent(text):
 ])
 def test_status_names_and_call_mismatches_are_failures(line, failed):
     assert bool(analyze_text(line + "\n").findings) == failed
+
+
+def test_a_tool_echoing_its_command_line_is_not_a_failure():
+    """Option names are switches (`--inject-error=NONE`), not what happened; their values still count."""
+    from nforensics.vocabulary import reads_as_failure
+
+    assert not reads_as_failure("INFO [job.WalrusDriver.0]: Executing walrus_driver --inject-error=NONE "
+                                "--enable-data-race-checker=false --logfile /w/log-neuron-cc.txt")
+    assert reads_as_failure("ERROR: walrus_driver --optlevel 2 failed with exit status 70")
+    assert reads_as_failure("neuronx-cc: error: unrecognized arguments: --auto-cast-typo")

@@ -120,6 +120,8 @@ CASES = [
     ("traceback", None, "Caused by: java.util.concurrent.TimeoutException",
      ExceptionLine("java.util.concurrent.TimeoutException", "")),
     ("traceback", None, "    remove (torch/fx/graph.py:1169)", frame("torch/fx/graph.py", 1169, "remove", "pyspy")),
+    ("traceback", None, "trnfft/nki/dispatch.py:272: in _complex_mul_kernel",
+     frame("trnfft/nki/dispatch.py", 272, "_complex_mul_kernel", "python")),
     ("traceback", None, 'Thread 0x7F3A1C (idle): "Thread-2"', LiveThread()),
     ("traceback", None, "python: /opt/KaenaRuntime/tdrv/tensor.c:185: tensor_set_slice: Assertion `n >= 1' failed.",
      frame("/opt/KaenaRuntime/tdrv/tensor.c", 185, "tensor_set_slice", "native")),

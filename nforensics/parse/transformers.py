@@ -214,6 +214,11 @@ class TracebackShapes(Transformer):
         return Frame.model_construct(file=path.strip('"'), lineno=int(lineno), function=optional(function),
                                      syntax="python", code=None)
 
+    def pytest_frame(self, parts: Parts) -> Frame:
+        path, lineno, function = parts
+        return Frame.model_construct(file=str(path), lineno=int(lineno), function=optional(function), syntax="python",
+                                     code=None)
+
     def ipython_frame(self, parts: Parts) -> Frame:
         path, lineno, function = parts
         return Frame.model_construct(file=path.strip('"'), lineno=int(lineno), function=optional(function),
