@@ -24,6 +24,7 @@ _CALL_MISMATCH = (r"takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d
 FAILURE_WORDS = compile_linear(
     r"(?i)error|fail|fatal|critical|exception|assert|abort|abnormal|panic|crash|killed|segmentation fault|"
     r"cannot|can't|could not|unable|not found|no such|invalid|unsupported|not supported|not available|unavailable|corrupt|"
+    r"(?:does|do|did) not (?:support|exist)|(?:doesn't|don't|didn't) (?:support|exist)|"
     r"\bno package\b|"
     r"not initiali[sz]ed|not implemented|incompatible|unexpected|missing|denied|timed? ?out|"
     r"insufficient|not enough|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|undefined|\bno (?:\S+ ){1,3}found|"

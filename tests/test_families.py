@@ -1299,3 +1299,21 @@ _KERNEL_CALLER = "trnfft/fft/dispatch.py:272: in _complex_mul\n    ar = torch.mu
 ])
 def test_pytest_frames_are_read_as_the_traceback_they_are(library, module, family):
     assert _top_family(PYTEST_TRACEBACK.format(library=library, module=module, caller=_KERNEL_CALLER)) == family
+
+
+NUMPY_ICE = """\
+ERROR 227874 [neuronx-cc]: ***************************************************************
+ERROR 227874 [neuronx-cc]:  An Internal Compiler Error has occurred
+ERROR 227874 [neuronx-cc]: ***************************************************************
+ERROR 227874 [neuronx-cc]: Error message:  {owner} has no attribute '{name}'
+ERROR 227874 [neuronx-cc]: Error class:    AttributeError
+"""
+
+
+@pytest.mark.parametrize("owner, name, family", [
+    ("module 'numpy'", "asscalar", "version-skew"),  # the library moved on: the skew is the cause of the crash
+    ("module 'scipy'", "misc", "version-skew"),
+    ("'NoneType' object", "shape", "compiler-internal-crash"),  # a bug in the compiler's own code
+])
+def test_a_library_api_missing_under_the_compiler_is_a_version_skew_first(owner, name, family):
+    assert _top_family(NUMPY_ICE.format(owner=owner, name=name)) == family

@@ -102,3 +102,11 @@ def test_a_tool_echoing_its_command_line_is_not_a_failure():
                                 "--enable-data-race-checker=false --logfile /w/log-neuron-cc.txt")
     assert reads_as_failure("ERROR: walrus_driver --optlevel 2 failed with exit status 70")
     assert reads_as_failure("neuronx-cc: error: unrecognized arguments: --auto-cast-typo")
+
+
+def test_saying_that_something_does_not_exist_or_is_not_supported_reads_as_a_failure():
+    from nforensics.vocabulary import reads_as_failure
+
+    assert reads_as_failure("TopK does not support int32 or int64 input tensors.")
+    assert reads_as_failure("Kernel file '/k/a.so' referenced by the instruction doesn't exist on the host.")
+    assert not reads_as_failure("The device supports int32 and the file exists on the host.")

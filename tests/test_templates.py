@@ -63,3 +63,15 @@ def test_a_wording_pattern_keeps_the_case_it_was_written_in():
     assert all(f.signature != "nrt-load-unsupported-instruction" for f in analyze_text(numba).findings)
     runtime = "2024-May-21 16:08:34.244955 58100:58100 ERROR  NRT:nrt_load   Unsupported instruction in NEFF\n"
     assert analyze_text(runtime).findings[0].signature == "nrt-load-unsupported-instruction"
+
+
+def test_a_coded_message_without_its_hint_is_recognised_by_its_template():
+    """The compiler ends a diagnostic with a hint after " - "; a paste or a wrapper often gives the message
+    alone: the template's message part stands on its own. A different instruction and shape, no code."""
+    line = ("Dynamic shape is not supported: instruction 'dot.17' has shape 'bf16[<=512,4096]'. The Neuron compiler "
+            "requires all tensor dimensions to be statically sized.\n")
+    top = analyze_text(line).findings[0]
+    assert (top.signature, top.tier) == ("ncc-emod025-dynamic-shape", "exact")
+    # The hint alone says nothing about which failure it follows.
+    hint = "Recompile the model with fully static input shapes. It failed.\n"
+    assert all(f.signature != "ncc-emod025-dynamic-shape" for f in analyze_text(hint).findings)

@@ -109,7 +109,20 @@ def templates_of(kb: KnowledgeBase) -> list[tuple[Signature, tuple[str, ...]]]:
     log into knowledge/templates.toml (tools/derive_templates.py)."""
     derived = table("templates").get("templates", {})
     found = [(s, tuple(s.match.templates or derived.get(s.id, ()))) for s in kb.signatures]
-    return [(s, t) for s, t in found if t]
+    return [(s, tuple(dict.fromkeys(form for t in templates for form in _with_and_without_hint(t))))
+            for s, templates in found if templates]
+
+
+# neuronx-cc ends a diagnostic with a hint after " - " ("... statically sized. - Recompile the model with
+# fully static input shapes."); a paste, a wrapper's message or the docs often give the message alone.
+_HINT = re.compile(r"\s-\s(?=[A-Z])")
+HINTED_MESSAGE_TOKENS = 4  # a message this long before its hint stands as a template of its own
+
+
+def _with_and_without_hint(template: str) -> tuple[str, ...]:
+    parts = _HINT.split(template)
+    head = parts[0].strip()
+    return (template, head) if len(parts) > 1 and len(tokens(head)) >= HINTED_MESSAGE_TOKENS else (template,)
 
 
 _WHOLE_ENDINGS = (".", "!", "?", ")", "]", "}", '"', "'")
