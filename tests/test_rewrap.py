@@ -124,3 +124,31 @@ def test_one_message_repeated_at_the_longest_length_is_no_terminal_width():
         lines += [warning.format(n, 10 + n), f"2026-03-02 18:20:0{n},123 - train - step {n} loss 2.{n}"]
     assert wrap_width(lines) is None
     assert [text for _, text in Rejoined(enumerate(lines, 1))] == lines
+
+
+SHORT_PASTE = """\
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/site-packages/neuronx_distributed/parallel_layers/utils.py", line 62, in range_fn
+    assert vocab_size % tp == 0
+AssertionError: vocab size 50257 is not divisible by the tensor parallel degree 8
+"""
+
+
+def _wrapped_at(text: str, width: int) -> str:
+    return "".join(line[i:i + width] + "\n" for line in text.splitlines() for i in range(0, max(len(line), 1), width))
+
+
+def test_a_short_paste_with_a_frame_cut_inside_its_path_is_joined_again():
+    """Two lines of the wrap width are too few to show a terminal's width; a frame whose file path goes on in
+    the next line is one by itself (a path holds no line break)."""
+    wrapped = _wrapped_at(SHORT_PASTE, 80)
+    assert wrap_width(wrapped.splitlines()) == 80
+    log, _ = assemble("x", text_lines(wrapped))
+    assert log.tracebacks[0].frames[0].file.endswith("parallel_layers/utils.py")
+    assert log.tracebacks[0].frames[0].lineno == 62
+
+
+def test_a_frame_head_without_its_path_closed_after_it_is_no_wrap():
+    lines = ['  File "/usr/local/lib/python3.10/site-packages/neuronx_distributed/parallel_layers/uti',
+             "ls.py was not found", "AssertionError: vocab size 50257 is not divisible by 8"]
+    assert wrap_width(lines) is None

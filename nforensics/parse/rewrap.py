@@ -25,6 +25,8 @@ MIN_WIDTH = 60  # narrower "widths" are short lines of one shape (a column of nu
 MIN_WRAPPED = 3  # lines of exactly the width: one or two is chance
 SHAPE_CHARS = 12  # the start of a line that says whether it begins a record like the line before
 _DIGITS = re.compile(r"\d+")
+_CUT_FRAME = re.compile(r'^\s*File "[^"]*$')
+_FRAME_GOES_ON = re.compile(r'^[^"\s]*", line \d')
 
 
 # A banner padded to the terminal's width (pytest's `===== short test summary info =====`) ends a line; a row
@@ -55,9 +57,13 @@ def wrap_width(lines: list[str]) -> int | None:
     if width < MIN_WIDTH:
         return None
     # One message printed again and again (numbers aside) at that length is one piece of evidence, not many.
-    wrapped = {_DIGITS.sub("", line) for line, following in zip(lines, [*lines[1:], None], strict=True)
-               if _continues(line, line, following, width)}
-    return width if len(wrapped) >= MIN_WRAPPED else None
+    pairs = list(zip(lines, [*lines[1:], None], strict=True))
+    wrapped = {_DIGITS.sub("", line) for line, following in pairs if _continues(line, line, following, width)}
+    # A Python frame cut inside its file's path, the path closed on the next line, is a wrap by itself: a
+    # path holds no line break. (A short paste has too few long lines to show its width otherwise.)
+    cut_frame = any(len(line) == width and following is not None and _CUT_FRAME.match(line)
+                    and _FRAME_GOES_ON.match(following) for line, following in pairs)
+    return width if len(wrapped) >= MIN_WRAPPED or cut_frame else None
 
 
 # What a whole paste may sit behind: indentation, then at most one comment marker (a log kept as a comment
