@@ -80,6 +80,8 @@ def _analyze(item: tuple[str, bool]) -> tuple[str, Any, dict[str, str]]:
         analysis = analyze_path(spec, kb_dirs=_kb_dirs, artifacts=_artifacts)
     except InputError as exc:  # a named file that cannot be read stops the run; one inside a folder is skipped
         return ("error" if named else "skipped"), str(exc), {}
+    except Exception as exc:  # noqa: BLE001 - a bug met on one input must not lose the others' results
+        return ("error" if named else "skipped"), f"{spec}: internal error ({type(exc).__name__}: {exc}); please report it", {}
     if not _redact:
         return "ok", analysis, {}
     redactor = Redactor()

@@ -460,3 +460,24 @@ def test_a_run_whose_output_stops_at_a_compile_passes_if_it_exited_0(exit_code, 
     from nforensics.experiments.oracle import expectation, judge
 
     assert judge(exit_code, COMPILE_THEN_NOTHING, expectation("NCC_IXLV002")).verdict == verdict
+
+
+def test_judging_counts_against_the_runs_timeout(monkeypatch):
+    """A run that finished in time but whose output takes the judge past the deadline is a timeout too:
+    `--timeout` bounds the whole attempt, not only the command."""
+    import nforensics.experiments.runner as runner
+
+    real = runner.judge
+
+    def slow_judge(*args):
+        time.sleep(1.5)
+        return real(*args)
+
+    monkeypatch.setattr(runner, "judge", slow_judge)
+    started = time.monotonic()
+    outcome = execute(RunSpec(Template(argv=("echo", "done")).variant({}), IXLV002, timeout=0.5))
+    assert outcome.verdict == "UNTESTABLE" and "judging" in outcome.note
+    assert time.monotonic() - started < 1.4  # not held up by the judge it gave up on
+    assert outcome.seconds >= 0.5
+    plain = execute(RunSpec(Template(argv=("echo", "done")).variant({}), IXLV002, timeout=5))
+    assert plain.verdict != "UNTESTABLE"  # a judge within the time is waited for

@@ -67,3 +67,24 @@ def test_a_secret_one_input_gave_away_is_masked_in_every_later_input(tmp_path):
     for jobs in ("1", "2"):
         result = cli("explain", tmp_path, "--format", "json", "--jobs", jobs)
         assert "Wq7rT2vZp9Lk4Xs" not in result.stdout and "Wq7rT2vZp9Lk4Xs" not in result.stderr
+
+
+def test_a_bug_met_on_one_input_of_a_folder_keeps_the_others_results(tmp_path, monkeypatch):
+    """An internal error on one file is that file's skip reason, said in one line: the folder's other
+    results are all printed."""
+    import nforensics.batch as batch
+
+    for name in ("a.log", "b.log", "c.log"):
+        (tmp_path / name).write_text(SEED000.read_text())
+    real = batch.analyze_path
+
+    def failing_on_b(spec, **options):
+        if spec.endswith("b.log"):
+            raise RuntimeError("a bug")
+        return real(spec, **options)
+
+    monkeypatch.setattr(batch, "analyze_path", failing_on_b)
+    result = cli("explain", tmp_path, "--format", "json", "--jobs", "1")
+    assert result.returncode == 1 and "b.log: internal error (RuntimeError: a bug)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert [i["source"] for i in json.loads(result.stdout)["inputs"]] == [str(tmp_path / "a.log"), str(tmp_path / "c.log")]

@@ -6,6 +6,7 @@ the CI formats, the experiment oracle and the report writer call.
 
 from __future__ import annotations
 
+import math
 import re
 
 from nforensics.diagnose.evidence import Facts, lines_between, rank_hypotheses
@@ -300,9 +301,11 @@ def _fields(signature: Signature, claim: Claim, input_matches: list[dict[str, st
             if value is not None and name not in values:
                 kind = signature.fields[name]
                 try:  # counts print with thousands separators: 6,101,424
-                    values[name] = _CASTS[kind](value.replace(",", "") if kind != "str" else value)
+                    cast = _CASTS[kind](value.replace(",", "") if kind != "str" else value)
                 except ValueError:
-                    values[name] = value
+                    cast = value
+                # A float of more digits than a float holds is kept as printed, not as infinity.
+                values[name] = value if isinstance(cast, float) and not math.isfinite(cast) else cast
     return values
 
 

@@ -28,9 +28,9 @@ def _compare(value: object, rule: EvidenceRule) -> bool:
         return False
     if rule.equals is not None:
         return str(value).lower() == str(rule.equals).lower()
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    try:  # (an int is compared as it is: a count of 400 digits does not fit a float)
+        number = value if isinstance(value, int) else float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
         return bool(value) and rule.min is None and rule.max is None
     return (rule.min is None or number >= rule.min) and (rule.max is None or number <= rule.max)
 

@@ -33,6 +33,7 @@ from nforensics.experiments.oracle import (
     REPRODUCES,
     UNTESTABLE,
     Expectation,
+    Judgement,
     Verdict,
     judge,
 )
@@ -228,12 +229,28 @@ def execute(spec: RunSpec) -> Outcome:
             _pipe(proc.stderr).close()
             with _live_lock:
                 _live.pop(proc.pid, None)
-        seconds = time.monotonic() - started  # the run itself, not the judging
         stdout, stderr = out.text(), err.text()
     if timed_out:
+        seconds = time.monotonic() - started
         return Outcome(UNTESTABLE, None, None, seconds, f"timeout after {spec.timeout:g} s", stdout, stderr)
-    judgement = judge(proc.returncode, stdout + "\n" + stderr, spec.expect)
+    judgement = _judge_by(deadline, proc.returncode, stdout + "\n" + stderr, spec.expect)
+    seconds = time.monotonic() - started  # the run and its judging: both count against --timeout
+    if judgement is None:
+        return Outcome(UNTESTABLE, None, proc.returncode, seconds, f"timeout after {spec.timeout:g} s (judging its output)",
+                       stdout, stderr)
     return Outcome(judgement.verdict, judgement.code, proc.returncode, seconds, judgement.note, stdout, stderr)
+
+
+def _judge_by(deadline: float | None, exit_code: int, output: str, expect: Expectation) -> Judgement | None:
+    """The run's judgement, or None when it is not ready by the run's deadline: judging counts against the
+    timeout too. (A judge still working is left to finish in the background; its answer is not waited for.)"""
+    if deadline is None:
+        return judge(exit_code, output, expect)
+    found: list[Judgement] = []
+    worker = threading.Thread(target=lambda: found.append(judge(exit_code, output, expect)), daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    return found[0] if found else None
 
 
 @dataclass
