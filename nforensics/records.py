@@ -29,8 +29,8 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
         return {map_strings(key, change): map_strings(item, change) for key, item in value.items()}
     return value
 
-SCHEMA_VERSION = "1.4"  # 1.1 tier, family, confidence, wrapped_by; 1.2 similar_reports, workaround hypotheses; 1.3 record;
-# 1.4 artifacts (files whose facts fed the hypotheses) and an evidence's artifact
+SCHEMA_VERSION = "2.0"  # 1.1 tier, family, confidence, wrapped_by; 1.2 similar_reports, workaround hypotheses; 1.3
+# record; 1.4 artifacts and an evidence's artifact; 2.0 one top-level shape (AnalysisSet) for any number of inputs
 
 Component = Literal["compiler", "runtime", "framework", "nki", "environment"]
 Severity = Literal["error", "warning", "note"]
@@ -375,7 +375,7 @@ class FailureGroupRecord(Record):
 
 
 class AnalysisSet(Record):
-    """`explain --format json` of several inputs: each analysis, all findings, and the groups."""
+    """`explain --format json` of any number of inputs: each analysis, all findings, and the groups."""
     schema_version: str = SCHEMA_VERSION
     inputs: list[Analysis]
     findings: list[SourcedFinding]

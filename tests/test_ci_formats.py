@@ -350,7 +350,8 @@ def seed_outputs(request, tmp_path_factory) -> dict:
 
 def test_seed_json_is_the_contract(seed_outputs):
     analysis = seed_outputs["analysis"]
-    assert analysis["schema_version"] and analysis["source"] == seed_outputs["log"]
+    assert analysis["schema_version"] == "2.0" and [i["source"] for i in analysis["inputs"]] == [seed_outputs["log"]]
+    assert all(f["source"] == seed_outputs["log"] for f in analysis["findings"])
     for key in ("code", "signature", "title", "component", "fields", "generic", "fingerprint", "hypotheses",
                 "workarounds", "evidence"):
         assert key in seed_outputs["top"]
@@ -502,7 +503,8 @@ def test_docs_schema_is_current():
 
     assert SCHEMA_DOC.read_text() == json_schema_text(), f"docs/schema.json is stale; regenerate: {REGENERATE}"
     schema = json.loads(SCHEMA_DOC.read_text())
-    assert {"Analysis", "AnalysisSet", "Finding", "FailureGroupRecord"} <= set(schema["$defs"])
+    assert {"Analysis", "Finding", "FailureGroupRecord"} <= set(schema["$defs"])
+    assert schema["required"] == ["inputs", "findings", "groups"]  # one shape: the set, for any number of inputs
     assert "schema_version" in schema["$defs"]["Analysis"]["properties"]
 
 

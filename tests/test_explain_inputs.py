@@ -17,7 +17,7 @@ def test_stdin_gives_the_same_answer_as_the_file():
     assert piped.returncode == 1
     from_stdin = json.loads(piped.stdout)
     assert [f["fingerprint"] for f in from_stdin["findings"]] == [f["fingerprint"] for f in from_file["findings"]]
-    assert from_stdin["source"] == "<stdin>"
+    assert [i["source"] for i in from_stdin["inputs"]] == ["<stdin>"]
 
 
 def test_a_log_whose_only_finding_is_a_warning_failed_nowhere(tmp_path):

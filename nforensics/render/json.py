@@ -1,7 +1,8 @@
 """The JSON contract of design.md: one object with schema_version and findings.
 
-One input prints its Analysis; several print an AnalysisSet (each analysis, every finding with its
-source, and the failures grouped by fingerprint). docs/schema.json is `json_schema()` of both shapes.
+Whatever the number of inputs (none, one, a folder of thousands), the output is an AnalysisSet: each
+input's analysis, every finding with its source, and the failures grouped by fingerprint; a script reads
+`.findings[]` and `.inputs[]` the same way for one log as for many. docs/schema.json is `json_schema()`.
 """
 
 from __future__ import annotations
@@ -43,21 +44,14 @@ class JsonWriter:
     memory when no temporary folder is writable); the groups keep one finding per distinct failure."""
 
     def __init__(self) -> None:
-        self.first: Analysis | None = None
         self.tally = GroupTally(keep_findings=False)
         self.findings: IO[str] | None = None
         self.spooled = 0  # findings written to it
 
     def add(self, analysis: Analysis) -> str:
         self.tally.add(analysis)
-        if self.tally.inputs == 1:
-            self.first = analysis  # one input prints as an Analysis, several as an AnalysisSet: wait and see
-            return ""
-        text = ""
-        if self.first is not None:
-            text = f'{{\n  "schema_version": {json.dumps(SCHEMA_VERSION)},\n  "inputs": [\n' + self._input(self.first)
-            self.first = None
-        return text + ",\n" + self._input(analysis)
+        head = f'{{\n  "schema_version": {json.dumps(SCHEMA_VERSION)},\n  "inputs": [\n' if self.tally.inputs == 1 else ",\n"
+        return head + self._input(analysis)
 
     def _input(self, analysis: Analysis) -> str:
         if self.findings is None:
@@ -69,9 +63,8 @@ class JsonWriter:
         return _nested(analysis)
 
     def close(self) -> str:
-        if self.tally.inputs <= 1:
-            return self.first.model_dump_json(indent=2) + "\n" if self.first else AnalysisSet(
-                inputs=[], findings=[], groups=[]).model_dump_json(indent=2) + "\n"
+        if not self.tally.inputs:
+            return AnalysisSet(inputs=[], findings=[], groups=[]).model_dump_json(indent=2) + "\n"
         assert self.findings is not None
         self.findings.seek(0)
         findings = self.findings.read()
@@ -93,11 +86,12 @@ def json_schema() -> dict:
     """The JSON Schema of `--format json` (published as docs/schema.json), generated from the models."""
     from pydantic import TypeAdapter
 
-    schema = TypeAdapter(Analysis | AnalysisSet).json_schema(mode="serialization")
+    schema = TypeAdapter(AnalysisSet).json_schema(mode="serialization")
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "nforensics explain --format json",
-        "description": "One input: an Analysis. Several inputs: an AnalysisSet. Both carry schema_version.",
+        "description": "One shape whatever the number of inputs: an AnalysisSet (each input's Analysis, every "
+                       "finding with its source, the failures grouped by fingerprint), with schema_version.",
         **schema,
     }
 
