@@ -9,3 +9,9 @@ class InputError(Exception):
     def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def install_extra(extra: str) -> str:
+    """How to add an optional extra, said the same way by every message that needs one: nforensics has no
+    package index release yet, so from its repository."""
+    return f"install the {extra} extra (in a checkout of nforensics: pip install '.[{extra}]')"

@@ -1,6 +1,6 @@
 """Ray for `--backend ray [--address auto|ray://HOST:PORT]`, shared by the experiment commands and triage.
 
-Ray is an optional extra (`pip install 'nforensics[ray]'`) and this module is the only one that imports it,
+Ray is an optional extra (`ray`) and this module is the only one that imports it,
 only when `--backend ray` is asked for: explain never loads it.
 
 Without `--address`, Ray's own rule picks the cluster: $RAY_ADDRESS, else the one `ray start` last started on
@@ -19,10 +19,10 @@ import warnings
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from nforensics.errors import InputError
+from nforensics.errors import InputError, install_extra
 
 BACKENDS = ("local", "ray")
-_NO_RAY = "--backend ray needs Ray, which is not installed: pip install 'nforensics[ray]'"
+_NO_RAY = f"--backend ray needs Ray, which is not installed: {install_extra('ray')}"
 
 
 def check_backend(backend: str | None, address: str | None) -> str:

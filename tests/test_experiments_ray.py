@@ -1,6 +1,6 @@
 """The Ray backend on a REAL local Ray cluster (2 CPUs, 4 `neuron_cores`), no mock: device runs never exceed
 the cluster's NeuronCores and each gets its own, verdicts equal the local pool's, and a driver killed with
-SIGKILL loses and repeats nothing on `--resume`. Skipped when Ray is not installed (`nforensics[ray]`).
+SIGKILL loses and repeats nothing on `--resume`. Skipped when Ray is not installed (the `ray` extra).
 
 The cluster lives in its own process (tests/ray_cluster.py) and every driver is a fresh `nforensics`
 process, as on a user's machine: Ray never runs inside pytest, so nothing of it can hang or outlive a test.
@@ -28,7 +28,7 @@ from fakes import DOUBLE_CMD
 from test_experiments_slots import NEURON_LS_DIR, device_runs, most_at_once
 
 if importlib.util.find_spec("ray") is None:
-    pytest.skip("Ray is not installed (pip install 'nforensics[ray]')", allow_module_level=True)
+    pytest.skip("Ray is not installed (the ray extra)", allow_module_level=True)
 
 DRIVER_ENV = {**ENV, **RAY_ENV}
 

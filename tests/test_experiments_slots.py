@@ -180,5 +180,5 @@ def test_sizes_and_core_lists():
 def test_the_ray_backend_without_ray_installed_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "ray", None)  # `import ray` raises ImportError, as on a plain install
     result = sweep(tmp_path, 2, "--backend", "ray")
-    assert_clean_error(result.returncode, result.stderr, "--backend ray needs Ray, which is not installed: pip install 'nforensics[ray]'")
+    assert_clean_error(result.returncode, result.stderr, "--backend ray needs Ray, which is not installed: install the ray extra (in a checkout of nforensics: pip install '.[ray]')")
     assert device_runs(tmp_path) == []

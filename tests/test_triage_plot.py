@@ -2,7 +2,7 @@
 
 The SVG keeps its text as text and each group's line carries the group's fingerprint as id, so the chart
 is read back here: one line per top group of the table, labelled by its title, one point per day of the
-runs read, raised on exactly the days the group was seen. Skipped without matplotlib (`nforensics[plot]`).
+runs read, raised on exactly the days the group was seen. Skipped without matplotlib (the `plot` extra).
 """
 
 from __future__ import annotations
@@ -83,5 +83,5 @@ def test_plot_without_matplotlib_says_which_extra_to_install_before_any_work(tmp
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     monkeypatch.setattr(scan_module, "scan", lambda *a, **k: pytest.fail("analysed before refusing"))
     code, out = invoke(str(SAMPLES), "--no-store", "--plot", str(tmp_path / "trend.png"))
-    assert (code, out) == (2, "--plot needs matplotlib, which is not installed: pip install 'nforensics[plot]'")
+    assert (code, out) == (2, "--plot needs matplotlib, which is not installed: install the plot extra (in a checkout of nforensics: pip install '.[plot]')")
     assert not Path(tmp_path / "trend.png").exists()

@@ -1,6 +1,6 @@
 """`triage --backend ray` on a REAL local Ray cluster (2 CPUs), no mock: the same folder gives the same table
 (the whole JSON report) through Ray as through the local process pool, on a first run and on an incremental
-second run, which sends the cluster only the new files. Skipped when Ray is not installed (`nforensics[ray]`).
+second run, which sends the cluster only the new files. Skipped when Ray is not installed (the `ray` extra).
 
 The cluster lives in its own process (the `cluster` fixture of conftest.py) and every Ray driver is a fresh
 `nforensics` process, as on a user's machine. The folder holds the dated tree of test_triage.py (explain's
@@ -23,7 +23,7 @@ from conftest import RAY_ENV, SAMPLE_LOGS, run_cli_text
 from test_triage import SAMPLE_ROLES, build_tree
 
 if importlib.util.find_spec("ray") is None:
-    pytest.skip("Ray is not installed (pip install 'nforensics[ray]')", allow_module_level=True)
+    pytest.skip("Ray is not installed (the ray extra)", allow_module_level=True)
 
 SAMPLES = sorted(SAMPLE_LOGS.glob("*.log"))
 COMPILERS = ["2.14.213.0+013d129b", "2.15.128.0+56dc5a86", "2.17.194.0+d312836f", "2.19.8089.0+8ab9f450"]

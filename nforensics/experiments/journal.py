@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import cast
 
-from nforensics.errors import InputError
+from nforensics.errors import InputError, install_extra
 from nforensics.experiments.runner import Outcome
 
 _SCHEMA = """
@@ -200,7 +200,7 @@ def check_export(csv: str | None, parquet: str | None) -> None:
     import importlib.util
 
     if parquet and importlib.util.find_spec("pyarrow") is None:
-        raise InputError("--parquet needs pyarrow, which is not installed: pip install 'nforensics[parquet]' (or use --csv)")
+        raise InputError(f"--parquet needs pyarrow, which is not installed: {install_extra('parquet')} (or use --csv)")
     for option, target in (("--csv", csv), ("--parquet", parquet)):
         if target and not Path(target).resolve().parent.is_dir():
             raise InputError(f"{option} {target}: folder {Path(target).parent} does not exist")

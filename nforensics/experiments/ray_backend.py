@@ -9,7 +9,7 @@ results come back to the driver, which journals them (the journal never leaves t
 and `--repeat` work as with the local pool.
 
 Joining or starting the cluster (nforensics/rayconnect.py, shared with triage) follows Ray's own rule, and Ray
-is imported only for `--backend ray`: `pip install 'nforensics[ray]'`. Every node needs nforensics installed
+is imported only for `--backend ray` (the `ray` extra). Every node needs nforensics installed
 (the task imports it).
 """
 

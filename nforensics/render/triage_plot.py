@@ -1,6 +1,6 @@
 """`triage --plot FILE.png|.svg`: the top failure groups over time, one line per group, labelled by its title.
 
-matplotlib is an optional extra (`pip install 'nforensics[plot]'`, about 80 MB of site-packages) and
+matplotlib is an optional extra (`plot`, about 80 MB of site-packages) and
 is imported only here, only for --plot. The figure is drawn on the non-interactive Agg canvas without
 pyplot: no display, no GUI toolkit and no global figure state, so it works on a CI runner or a server.
 In SVG the text stays text (searchable, readable by a test) and each group's line has its fingerprint as id.

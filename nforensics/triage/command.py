@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, List, Optional
 
 import typer
 
-from nforensics.errors import InputError
+from nforensics.errors import InputError, install_extra
 from nforensics.render.style import wants_color
 
 if TYPE_CHECKING:
@@ -97,14 +97,14 @@ def _check_output(format: str, output: Path | None) -> None:
     from nforensics.render.triage import FORMATS
 
     if importlib.util.find_spec("pandas") is None:  # an extra: the base install is explain, report and CI formats
-        raise InputError("nforensics triage needs pandas, which is not installed: pip install 'nforensics[triage]'")
+        raise InputError(f"nforensics triage needs pandas, which is not installed: {install_extra('triage')}")
     if format not in FORMATS:
         raise InputError(f"unknown format {format!r}: choose from {', '.join(FORMATS)}")
     if format == "parquet":
         if output is None:
             raise InputError("--format parquet writes a file: give it with --output FILE.parquet")
         if importlib.util.find_spec("pyarrow") is None:
-            raise InputError("--format parquet needs pyarrow: pip install 'nforensics[parquet]'")
+            raise InputError(f"--format parquet needs pyarrow: {install_extra('parquet')}")
     if output is not None and not output.parent.is_dir():
         raise InputError(f"--output {output}: no such folder {output.parent}")
 
@@ -120,7 +120,7 @@ def _check_plot(plot: Path | None) -> None:
     if not plot.parent.is_dir():
         raise InputError(f"--plot {plot}: no such folder {plot.parent}")
     if importlib.util.find_spec("matplotlib") is None:  # an extra: only --plot draws
-        raise InputError("--plot needs matplotlib, which is not installed: pip install 'nforensics[plot]'")
+        raise InputError(f"--plot needs matplotlib, which is not installed: {install_extra('plot')}")
 
 
 def _draw(plot: Path, frame: pd.DataFrame, report: TriageReport) -> None:
