@@ -77,9 +77,12 @@ def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts
         from nforensics.artifacts import facts_for
 
         device = artifacts.device or log.environment.instance_type or log.environment.target
-        known = facts_for(artifacts.neff, artifacts.source, device) | known
-        reads += [ArtifactRead.model_construct(kind=kind, path=str(path), line=None, read=True, note=None)
-                  for kind, path in (("neff", artifacts.neff), ("source", artifacts.source)) if path]
+        for kind, path in (("neff", artifacts.neff), ("source", artifacts.source)):
+            if path:  # each file's own facts, shown with it whether or not a hypothesis used them
+                own = facts_for(path if kind == "neff" else None, path if kind == "source" else None, device)
+                known = own | known
+                reads.append(ArtifactRead.model_construct(kind=kind, path=str(path), line=None, read=True,
+                                                          note=f"{len(own)} facts", facts=own))
     hlo_facts, hlo_reads = _hlo(artifacts, retained)
     known = hlo_facts | known
     analysis = diagnose(log, retained, kb, known, exclude_cases)

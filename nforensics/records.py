@@ -165,9 +165,8 @@ class Frame(Record):
 
 
 class StackTrace(Record):
-    """Frames outside a Python traceback: a native `#N 0x.. in symbol (/path/x.so)` backtrace,
-    TorchScript `path(line): fn` frames or a Go panic's `/path/x.go:N +0x..` frames (the Kubernetes
-    components), one stack per run of nearby frame lines."""
+    """Frames outside a Python traceback: a native `#N 0x.. in symbol (/path/x.so)` backtrace, TorchScript
+    `path(line): fn` frames or a Go panic's `/path/x.go:N +0x..` frames, one stack per run of nearby frames."""
 
     line: int
     end_line: int
@@ -330,13 +329,14 @@ class Finding(Record):
 
 class ArtifactRead(Record):
     """A file beside the log whose facts fed the hypotheses: named on the command line (explain --hlo, --neff,
-    --source) or an HLO module the log names (a compile workdir or cache entry on this machine)."""
-
+    --source) or an HLO module the log names (a compile workdir or cache entry on this machine). `facts`: what
+    a NEFF or a kernel source said (neff.*, nki.*), shown whether or not a hypothesis used them."""
     kind: Literal["hlo", "neff", "source"]
     path: str
     line: int | None = None  # the input line that named it; None when given on the command line
     read: bool = True  # False: it was there but not read (too big, damaged): `note` says why
     note: str | None = None
+    facts: dict[str, str | int | float | bool | list[str]] = Field(default_factory=new_dict)
 
 
 class Analysis(Record):

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import SAMPLE_LOGS, SEED000, assert_clean_error, run_cli, run_cli_text
+from conftest import REPO, SAMPLE_LOGS, SEED000, assert_clean_error, run_cli, run_cli_text
 
 
 def test_stdin_gives_the_same_answer_as_the_file():
@@ -164,3 +164,21 @@ def test_shell_completion_is_offered_and_completes_commands():
     assert script.returncode == 0 and "_nforensics_completion" in script.stdout
     done = run_cli_text(env={"_NFORENSICS_COMPLETE": "complete_bash", "COMP_WORDS": "nforensics exp", "COMP_CWORD": "1"})
     assert done.stdout.split() == ["explain"]
+
+
+def test_a_neff_and_a_kernel_source_given_to_explain_always_say_what_they_told(tmp_path):
+    """--neff and --source facts are shown with the file, in the terminal and in JSON, whether or not a
+    hypothesis used them: the user sees that the file was read and what it said."""
+    from fakes.neff import write_neff
+
+    neff = write_neff(tmp_path)
+    source = REPO / "tests" / "nki_kernels" / "seed000_lnc2_sendrecv.py"
+    args = ("explain", str(SEED000), "--neff", str(neff), "--source", str(source))
+    terminal = run_cli_text(*args).stdout
+    assert f"NEFF read: {neff}: " in terminal
+    assert f"NKI source read: {source}: " in terminal and "more with --verbose" in terminal
+    verbose = run_cli_text(*args, "--verbose").stdout
+    assert "nki.uses_sendrecv=True" in verbose and "more with --verbose" not in verbose
+    (analysis,) = json.loads(run_cli_text(*args, "--format", "json").stdout)["inputs"]
+    by_kind = {a["kind"]: a for a in analysis["artifacts"]}
+    assert by_kind["neff"]["facts"]["neff.lnc_size"] == 2 and by_kind["source"]["facts"]["nki.uses_sendrecv"] is True

@@ -75,7 +75,7 @@ def test_the_graph_ranks_its_hypothesis_first_with_the_module_cited(log, module,
     path = FIXTURES / module
     analysis = explain_json(log, "--hlo", path)
     assert analysis["schema_version"] == "2.0"
-    assert analysis["artifacts"] == [{"kind": "hlo", "path": str(path), "line": None, "read": True,
+    assert analysis["artifacts"] == [{"kind": "hlo", "path": str(path), "line": None, "read": True, "facts": {},
                                       "note": analysis["artifacts"][0]["note"]}]
     first = analysis["findings"][0]["hypotheses"][0]
     assert first["id"] == top

@@ -73,12 +73,21 @@ def _hypotheses(finding: Finding) -> Group:
             parts.append(hang(3, Text.assemble(("? check: ", "yellow"), hypothesis.check)))
     return Group(*parts)
 
-def _artifact_line(artifact: ArtifactRead) -> Text:
-    """`HLO read: PATH (named on line 3): 10 instructions`, or why a module the log names was not read."""
+_ARTIFACT_KINDS = {"hlo": "HLO", "neff": "NEFF", "source": "NKI source"}
+ARTIFACT_FACTS_SHOWN = 4  # facts a file's line shows by default; --verbose shows them all
+
+
+def _artifact_line(artifact: ArtifactRead, verbose: bool) -> Text:
+    """`HLO read: PATH (named on line 3): 10 instructions`, `NEFF read: PATH: 13 facts: neff.target=trn2, ...`,
+    or why a module the log names was not read. A file given on the command line always says what it told."""
     named = f" (named on line {artifact.line})" if artifact.line else ""
-    state = "HLO read" if artifact.read else "HLO not read"
-    return Text(f"  {state}: {artifact.path}{named}" + (f": {artifact.note}" if artifact.note else ""),
-                style="dim" if artifact.read else "yellow")
+    state = f"{_ARTIFACT_KINDS[artifact.kind]} {'read' if artifact.read else 'not read'}"
+    facts = list(artifact.facts.items())
+    shown = facts if verbose else facts[:ARTIFACT_FACTS_SHOWN]
+    told = ", ".join(f"{name}={', '.join(value) if isinstance(value, list) else value}" for name, value in shown)
+    more = f" (+{len(facts) - len(shown)} more with --verbose)" if len(shown) < len(facts) else ""
+    return Text(f"  {state}: {artifact.path}{named}" + (f": {artifact.note}" if artifact.note else "")
+                + (f": {told}{more}" if told else ""), style="dim" if artifact.read else "yellow")
 
 
 def _workarounds(finding: Finding) -> list[Line]:
@@ -192,8 +201,7 @@ class TextWriter:
             return self._take()
         console.print(Text(f"{analysis.source}: {_headline(analysis)}", style="bold"))
         for artifact in analysis.artifacts:
-            if artifact.kind == "hlo":
-                console.print(_artifact_line(artifact), soft_wrap=True)  # a path stays whole, to copy
+            console.print(_artifact_line(artifact, self.level == "verbose"), soft_wrap=True)  # a path stays whole
         for finding in analysis.findings:
             if finding.fingerprint in self.explained:  # the same failure again: one line, not the same panel twice
                 at = finding.evidence[0].line if finding.evidence else "?"
