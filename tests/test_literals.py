@@ -52,7 +52,7 @@ def test_no_line_of_the_sample_logs_and_corpora_that_the_traceback_grammar_reads
     paths = [*SAMPLES.glob("*.log"), *shared.glob("*/*.log")]
     lines = {line.strip() for path in sorted(paths) for line in path.read_text(errors="replace").splitlines() if line.strip()}
     read = [line for line in lines if parse("traceback", line) is not None]
-    assert len(read) > 400  # the property was tried on lines the grammar does read
+    assert len(read) > (400 if shared.is_dir() else 300)  # the property was tried on lines the grammar reads
     assert [line for line in read if not maybe_traceback(line)] == []
     chatter = "2026-03-02T18:20:31Z INFO 48240 [sg0000/Tensorizer/BirCodeGenLoop]: Running BirCodeGenLoop"
     assert not maybe_traceback(chatter)  # and chatter is spared the parser
