@@ -638,6 +638,8 @@ def test_near_misses_of_those_shapes_do_not(line):
     ("dlr.DLRError: Failed to load dynamic shared library /home/u/compiled.so", "framework-compile-failure"),  # a file
     ("ImportError: cannot import name 'get_token' from 'huggingface_hub' (/venv/lib/python3.8/site-packages/"
      "huggingface_hub/__init__.py)", "version-skew"),
+    ("ImportError: cannot import name 'Mapping' from 'collections' (/usr/lib/python3.10/collections/__init__.py)",
+     "version-skew"),
     ("Trainer.__init__() got an unexpected keyword argument 'tokenizer'", "model-library-error"),  # no Neuron class
     ("RuntimeError: neuronal morphology format v3 is not supported", "model-library-error"),  # a simulator's
 ])
@@ -1317,3 +1319,9 @@ ERROR 227874 [neuronx-cc]: Error class:    AttributeError
 ])
 def test_a_library_api_missing_under_the_compiler_is_a_version_skew_first(owner, name, family):
     assert _top_family(NUMPY_ICE.format(owner=owner, name=name)) == family
+
+
+def test_a_package_written_for_another_python_is_a_version_skew_in_a_neuron_run():
+    moved = "ImportError: cannot import name 'Mapping' from 'collections' (/usr/lib/python3.10/collections/__init__.py)\n"
+    assert _top_family("$ pip list | grep neuron\ntorch-neuronx 2.1.2.2.3.0\n" + moved) == "version-skew"
+    assert _top_family(moved) != "version-skew"  # nothing says the run involved Neuron (see the near misses above)
