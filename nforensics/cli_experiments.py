@@ -20,7 +20,8 @@ _TIMEOUT = typer.Option(None, "--timeout", help="Seconds per run before its whol
 _ENV = typer.Option([], "--env", help="KEY=VALUE set for each run (repeatable); the value may use {NAME}.")
 _INPUTS = typer.Option([], "--input", help="A file the command reads: its content is part of a variant's identity.")
 _CWD = typer.Option(None, "--cwd", help="Run in this directory instead of a fresh temporary directory per run.")
-_WORKERS = typer.Option(None, "--workers", help="Runs at a time (default: the number of cores).")
+_WORKERS = typer.Option(None, "--workers", help="Runs at a time (default: the NeuronCores neuron-ls reports / "
+                        "--cores-per-run; compile-only runs: free memory / --mem-per-run; no device: the CPUs).")
 _JOURNAL = typer.Option(None, "--journal", help="SQLite journal of every run (default .nforensics/journal.sqlite).")
 _RESUME = typer.Option(False, "--resume", help="Continue the last session with the same plan; finished runs are reused.")
 _REPEAT = typer.Option(None, "--repeat", help="Run each variant N times and mark flaky verdicts.")

@@ -30,19 +30,28 @@ _FILE_A = typer.Argument(..., help="The first HLO module (text or proto).")
 _FILE_B = typer.Argument(..., help="The second HLO module.")
 
 
+_OP = typer.Option([], "--op", help="Also list these ops with their framework source lines: an instruction name, "
+                   "an opcode or a word of the framework op name (conv_general_dilated); repeatable.")
+
+
 @hlo_app.command("show")
 def hlo_show(
     file: Path = _FILE,
     format: str = _FORMAT,
+    op: list[str] = _OP,
 ) -> None:
     """Op histogram, dtypes and bf16/f32 converts, custom-calls and kernels, convolutions (and which are gradients),
-    an HBM estimate, dynamic shapes, collectives, and the biggest ops with their framework source lines."""
+    an HBM estimate, dynamic shapes, collectives, and the biggest (or --op named) ops with their source lines."""
     from nforensics.artifacts.hlo import read_hlo
     from nforensics.render import check_format
     from nforensics.render.hlo import render_hlo
 
     check_format(format)
-    sys.stdout.write(render_hlo(read_hlo(file), format, color=wants_color(sys.stdout)))
+    report = read_hlo(file, named=op)
+    if op and not report.named:
+        print(f"nforensics: --op {' '.join(op)}: no instruction, opcode or framework op name of {file} matches",
+              file=sys.stderr)
+    sys.stdout.write(render_hlo(report, format, color=wants_color(sys.stdout)))
 
 
 @hlo_app.command("diff")

@@ -231,3 +231,14 @@ def test_diff_with_a_bad_module_is_one_line(tmp_path):
     code, out, err = cli("hlo", "diff", FIXTURES / "conv7x7.pb", tmp_path / "bad.hlo")
     assert_clean_error(code, err, "bad.hlo: HLO text that ends too early")
     assert out == ""
+
+
+def test_ops_asked_for_by_name_are_listed_with_their_source_lines():
+    """`--op` picks ops by instruction name, opcode or a word of the framework op name, whatever their size."""
+    code, out, err = cli("hlo", FIXTURES / "conv7x7.hlo", "--op", "conv_general_dilated", "--format", "json")
+    (picked,) = json.loads(out)["named"]
+    assert code == 0 and picked["opcode"] == "convolution" and picked["source"].split(":")[0].endswith("gen_hlo_fixtures.py")
+    assert [op["opcode"] for op in json.loads(cli("hlo", FIXTURES / "conv7x7.hlo", "--op", "convolution",
+                                                  "--format", "json").stdout)["named"]] == ["convolution"]
+    code, out, err = cli("hlo", FIXTURES / "conv7x7.hlo", "--op", "conv_general")  # a part of a word picks nothing
+    assert code == 0 and "no instruction, opcode or framework op name" in err and "Ops asked for" not in out

@@ -6,6 +6,7 @@ an `--xla_dump_hlo_as_text` file named anything are both read. Every failure is 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from nforensics.artifacts.hlo_facts import hlo_report
@@ -76,9 +77,10 @@ def _looks_like_text(data: bytes) -> bool:
     return b"\x00" not in head and all(byte >= 0x20 or byte in b"\t\r\n\f" for byte in head)
 
 
-def read_hlo(path: Path, limit: int = MAX_BYTES) -> HloReport:
-    """The facts of the HLO module in `path` (`nforensics hlo FILE`); `limit` bounds its size once unpacked."""
-    return hlo_report(read_module(path, limit), str(path))
+def read_hlo(path: Path, limit: int = MAX_BYTES, named: Sequence[str] = ()) -> HloReport:
+    """The facts of the HLO module in `path` (`nforensics hlo FILE`); `limit` bounds its size once unpacked;
+    `named` picks ops to show with their source lines (`--op NAME`)."""
+    return hlo_report(read_module(path, limit), str(path), named)
 
 
 def diff_hlo(a: Path, b: Path) -> HloDiff:

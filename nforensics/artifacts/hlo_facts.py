@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from nforensics.artifacts.conv_roles import conv_roles
 from nforensics.artifacts.hlo_models import (
@@ -93,7 +93,9 @@ def _op_name(instruction: HloInstruction) -> str | None:
     return instruction.metadata.op_name if instruction.metadata else None
 
 
-def hlo_report(module: HloModule, path: str) -> HloReport:
+def hlo_report(module: HloModule, path: str, named: Sequence[str] = ()) -> HloReport:
+    """`named`: instruction names, or words of the framework op name (`conv_general_dilated`), whose ops are
+    listed with their source lines whatever their size."""
     everything = [(c, i) for c in module.computations for i in c.instructions]
     ops = Counter(i.opcode for _, i in everything)
     return HloReport.model_construct(
@@ -101,7 +103,7 @@ def hlo_report(module: HloModule, path: str) -> HloReport:
         instructions=len(everything), ops=dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
         dtypes=_dtypes(module), custom_calls=_custom_calls(everything), convolutions=_convolutions(module),
         memory=_memory(module), dynamic=_dynamic(everything), collectives=_collectives(everything),
-        biggest=_biggest(module, everything))
+        biggest=_biggest(module, everything), named=_named(module, everything, named))
 
 
 def _dtypes(module: HloModule) -> DtypeFacts:
@@ -218,6 +220,19 @@ def _collectives(everything: list[tuple[HloComputation, HloInstruction]]) -> lis
 def _biggest(module: HloModule, everything: list[tuple[HloComputation, HloInstruction]]) -> list[BigOp]:
     computing = [(c, i) for c, i in everything if i.opcode not in STRUCTURAL]
     computing.sort(key=lambda ci: (-nbytes(ci[1].shape), ci[0].name, ci[1].name))
-    return [BigOp.model_construct(name=i.name, opcode=i.opcode, computation=c.name, shape=shape_text(i.shape),
-                                  bytes=nbytes(i.shape), op_name=_op_name(i), source=source_of(module, i))
-            for c, i in computing[:BIGGEST]]
+    return [_big_op(module, c, i) for c, i in computing[:BIGGEST]]
+
+
+def _named(module: HloModule, everything: list[tuple[HloComputation, HloInstruction]], names: Sequence[str]) -> list[BigOp]:
+    """The ops an instruction name or a word of the framework's op name picks, in module order (at most SITES)."""
+    if not names:
+        return []
+    picked = [(c, i) for c, i in everything
+              if any(name == i.name or name in (_op_name(i) or "").split("/") or name == i.opcode for name in names)]
+    return [_big_op(module, c, i) for c, i in picked[:SITES]]
+
+
+def _big_op(module: HloModule, computation: HloComputation, instruction: HloInstruction) -> BigOp:
+    return BigOp.model_construct(name=instruction.name, opcode=instruction.opcode, computation=computation.name,
+                                 shape=shape_text(instruction.shape), bytes=nbytes(instruction.shape),
+                                 op_name=_op_name(instruction), source=source_of(module, instruction))

@@ -205,6 +205,7 @@ class HloReport(Record):
     dynamic: list[DynamicShape] = Field(default_factory=new_list)
     collectives: list[CollectiveFacts] = Field(default_factory=new_list)
     biggest: list[BigOp] = Field(default_factory=new_list)
+    named: list[BigOp] = Field(default_factory=new_list)  # the ops `hlo FILE --op NAME` asked for
 
 
 class HloChange(Record):

@@ -10,7 +10,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from nforensics.artifacts.hlo_models import HloDiff, HloReport
+from nforensics.artifacts.hlo_models import BigOp, HloDiff, HloReport
 from nforensics.render import check_format
 from nforensics.render.terminal import capture_console
 
@@ -164,9 +164,12 @@ def _collectives(report: HloReport) -> list[RenderableType]:
 
 
 def _biggest(report: HloReport) -> list[RenderableType]:
-    if not report.biggest:
-        return []
-    table = _table("Biggest ops (by output bytes)", "name", "opcode", "shape", "bytes", "source")
-    for op in report.biggest:
+    return [_op_table(title, ops) for title, ops in (("Biggest ops (by output bytes)", report.biggest),
+                                                      ("Ops asked for (--op)", report.named)) if ops]
+
+
+def _op_table(title: str, ops: list[BigOp]) -> RenderableType:
+    table = _table(title, "name", "opcode", "shape", "bytes", "source")
+    for op in ops:
         table.add_row(op.name, op.opcode, op.shape, size(op.bytes), op.source or op.op_name or "-")
-    return [table]
+    return table
