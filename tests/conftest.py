@@ -79,6 +79,22 @@ def cli(*args: str | Path, cwd: str | Path | None = None, input: str | None = No
     return CliResult(code, out.getvalue(), err.getvalue())
 
 
+def counting_reader(path: Path) -> tuple[object, list[int]]:
+    """A LogLines over `path` that notes the number of every line it decodes (the bulk skip counts the others
+    without decoding them), and that list."""
+    from nforensics.ingest import LogLines
+
+    decoded: list[int] = []
+
+    class Counting(LogLines):
+        def __next__(self) -> tuple[int, str]:
+            number, line = super().__next__()
+            decoded.append(number)
+            return number, line
+
+    return Counting(str(path), path.open("rb"), owned=True), decoded
+
+
 def assert_clean_error(returncode: int, stderr: str, fragment: str) -> None:
     """Bad input as the user sees it: exit 2 and one `nforensics: ...` line naming the problem, no traceback."""
     assert returncode == 2, stderr

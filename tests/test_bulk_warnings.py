@@ -7,9 +7,9 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from conftest import REPO
+from conftest import REPO, counting_reader
 
-from nforensics.ingest import LogLines, read_lines
+from nforensics.ingest import read_lines
 from nforensics.knowledge import load_kb
 from nforensics.knowledge.matcher import warning_anchors
 from nforensics.linear_regex.lines import LineFinder
@@ -127,15 +127,8 @@ def test_a_big_log_of_distinct_warnings_is_skipped_and_its_failure_found(tmp_pat
     anchored = WARNING_HEAD + "Estimated peak HBM usage (31.2 GB) exceeds 24 GB"
     path = tmp_path / "big.log"
     path.write_text(body + anchored + "\n" + body + seed)
-    decoded = []
-
-    class Counting(LogLines):
-        def __next__(self):
-            number, line = super().__next__()
-            decoded.append(number)
-            return number, line
-
-    analysis = analyze_lines("big.log", Counting("big.log", path.open("rb"), owned=True), kb=KB)
+    reader, decoded = counting_reader(path)
+    analysis = analyze_lines("big.log", reader, kb=KB)
     assert analysis.findings[0].code == "NCC_IXLV002"
     assert 40_001 in decoded  # the warning that holds an anchor was read
     assert len(decoded) < 25_000  # the ungated head, that warning and the failure; not 40,000 more warnings

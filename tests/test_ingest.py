@@ -9,10 +9,10 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, counting_reader
 
 from nforensics import ingest
-from nforensics.ingest import MAX_LINE_CHARS, LogLines, read_lines, shortened
+from nforensics.ingest import MAX_LINE_CHARS, read_lines, shortened
 from nforensics.linear_regex.lines import LineFinder
 from nforensics.parse import assemble
 
@@ -101,15 +101,8 @@ def test_a_big_log_of_chatter_is_skipped_unread_and_its_failure_found(tmp_path):
     seed = (REPO / "sample_logs" / "seed000_ncc_ixlv002_sendrecv_twice.log").read_text()
     path = tmp_path / "big.log"
     path.write_text(chatter + seed)
-    decoded = []
-
-    class Counting(LogLines):
-        def __next__(self):
-            number, line = super().__next__()
-            decoded.append(number)
-            return number, line
-
-    log, _ = assemble("big.log", Counting("big.log", path.open("rb"), owned=True))
+    reader, decoded = counting_reader(path)
+    log, _ = assemble("big.log", reader)
     assert log.total_lines == 60_000 + seed.count("\n")
     assert any(d.code == "NCC_IXLV002" for d in log.diagnostics)
     assert len(decoded) < 25_000  # the ungated head and the failure; not the 40,000 chatter lines after it
