@@ -133,3 +133,31 @@ def confirm(
 ) -> None:
     """Diagnose LOG, then run the knowledge base's checks for it: each hypothesis confirmed or refuted."""
     _experiment("confirm", locals())
+
+
+@experiments.command()
+def selftest(
+    workdir: Optional[str] = typer.Option(None, "--workdir", help="Where the tiny graph, its NEFF and the journal "
+                                          "go (default: a temporary folder, removed after)."),
+    target: str = typer.Option("trn1", "--target", help="The compiler's --target (trn1, trn2, inf2): this host's."),
+    timeout: float = typer.Option(600, "--timeout", help="Seconds per run."),
+    format: str = _EXP_FORMAT,
+) -> None:
+    """Check the host's Neuron toolchain where nforensics meets it: a compile that works, a compile the compiler
+    refuses (read by nforensics' parser), the NEFF, neuron-ls, a run on the device, the journal. Exit 0 when every
+    check that could run passed, 1 when one failed, 2 without neuronx-cc."""
+    import json
+    import tempfile
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from nforensics.experiments.selftest import run_selftest
+    from nforensics.render.experiments import selftest_text
+
+    with tempfile.TemporaryDirectory(prefix="nforensics-selftest-") as scratch:
+        checks = run_selftest(Path(workdir or scratch), target, timeout)
+    if format == "json":
+        sys.stdout.write(json.dumps([asdict(check) for check in checks], indent=2) + "\n")
+    else:
+        sys.stdout.write(selftest_text(checks, color=wants_color(sys.stdout)))
+    raise typer.Exit(1 if any(check.status == "fail" for check in checks) else 0)

@@ -141,3 +141,18 @@ def journal_markdown(sessions) -> str:
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n" if parts else ""
+
+
+_CHECK_STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow"}
+
+
+def selftest_text(checks, color: bool) -> str:
+    """`nforensics selftest`: one row per check (name, pass/fail/skip, what was seen), then the verdict."""
+    table = Table(title="nforensics selftest: the Neuron toolchain on this host", show_lines=False)
+    for column in ("check", "status", "what was seen"):
+        table.add_column(column)
+    for check in checks:
+        table.add_row(check.name, f"[{_CHECK_STYLE[check.status]}]{check.status}[/]", escape(check.detail))
+    failed = [check.name for check in checks if check.status == "fail"]
+    verdict = f"FAILED: {', '.join(failed)}" if failed else "every check that could run passed"
+    return _text([table, verdict], color)
