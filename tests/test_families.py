@@ -1325,3 +1325,23 @@ def test_a_package_written_for_another_python_is_a_version_skew_in_a_neuron_run(
     moved = "ImportError: cannot import name 'Mapping' from 'collections' (/usr/lib/python3.10/collections/__init__.py)\n"
     assert _top_family("$ pip list | grep neuron\ntorch-neuronx 2.1.2.2.3.0\n" + moved) == "version-skew"
     assert _top_family(moved) != "version-skew"  # nothing says the run involved Neuron (see the near misses above)
+
+
+@pytest.mark.parametrize("text, family", [
+    ("[DVR002] Internal transformation failed\n", "compiler-internal-crash"),
+    ("2024-01-01T00:00:00Z ERROR 7 [neuronx-cc]: [DVR002] Internal transformation failed\n", "compiler-internal-crash"),
+    ("The release notes say DVR002 was fixed in 2.15 and the upgrade went fine.\n", None),  # a mention, no failure
+])
+def test_the_compilers_bare_internal_transformation_code_is_its_crash(text, family):
+    assert _top_family(text) == family
+
+
+@pytest.mark.parametrize("text, family", [
+    ("ValueError: nc_matmul dst dtype must be float32 on gen2\n", "nki-kernel-error"),
+    ("AssertionError: nisa.nc_transpose expected a tile of at most 128 partitions\n", "nki-kernel-error"),
+    # The compiler's own matmul instruction failing in BIR is no kernel's ISA call.
+    ("RuntimeError: MatMult instruction failed the BIR verifier: expected partition start 0\n", None),
+])
+def test_an_nki_isa_call_named_in_a_failure_is_the_kernels(text, family):
+    top = analyze_text(text).findings
+    assert (top[0].family if top and top[0].tier != "generic" and top[0].family == "nki-kernel-error" else None) == family
