@@ -481,3 +481,23 @@ def test_judging_counts_against_the_runs_timeout(monkeypatch):
     assert outcome.seconds >= 0.5
     plain = execute(RunSpec(Template(argv=("echo", "done")).variant({}), IXLV002, timeout=5))
     assert plain.verdict != "UNTESTABLE"  # a judge within the time is waited for
+
+
+def test_confirm_plan_prints_the_runs_and_their_cost_and_runs_nothing(tmp_path):
+    log = tmp_path / "failure.log"
+    failing = subprocess.run([*DOUBLE_CMD, "sendrecv", "--n-layers", "2", "--out-dim", "128"], capture_output=True, text=True)
+    log.write_text(failing.stderr)
+    repro = f"{DOUBLE} sendrecv --n-layers {{n_layers}} --out-dim {{out_dim}}"
+    common = ("confirm", str(log), "--repro", repro, "--knob", "n_layers=2", "--knob", "out_dim=128",
+              "--journal", str(tmp_path / "j"), "--plan")
+    result = cli(*common, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    planned = {h["id"]: h for h in data["hypotheses"]}
+    assert planned["sendrecv-kernel-called-twice"]["command"][-3:] == ["1", "--out-dim", "128"]
+    assert planned["lnc2-default-on-trn2"]["why_not"] and planned["lnc2-default-on-trn2"]["command"] is None
+    runs = 1 + sum(h["command"] is not None for h in data["hypotheses"])
+    assert data["cost"] == {"runs": runs, "compiles": runs, "device_runs": runs, "neuron_cores_per_run": 1}
+    assert not (tmp_path / "j").exists()  # nothing ran, nothing was journaled
+    text = cli(*common, "--compile-only").stdout
+    assert f"cost: {runs} runs: {runs} compiles, no device run" in text and "Nothing was run." in text

@@ -27,7 +27,9 @@ from nforensics.experiments.runner import (
     execute,
     terminate_runs_on_signal,
 )
-from nforensics.render.experiments import ProgressBar, bisect_text, confirm_text, reduce_text, sweep_text
+from nforensics.render.experiments import (
+    ProgressBar, bisect_text, confirm_plan_text, confirm_text, reduce_text, sweep_text,
+)
 
 
 @dataclass
@@ -94,6 +96,7 @@ def run(strategy: str, options: dict, console: Console, color: bool = False) -> 
         raise InputError(f"unknown format {fmt!r}: use text or json")
     check_export(csv, parquet)
     log, repro = options.pop("log", None), options.pop("repro", None)
+    only_plan = options.pop("plan", False)
     if strategy == "confirm":
         options["command"] = shlex.split(repro)
         from nforensics.pipeline import analyze_path
@@ -103,6 +106,8 @@ def run(strategy: str, options: dict, console: Console, color: bool = False) -> 
     s = settings(strategy, **options)
     wanted = expectation(s.expect)  # checked against the catalogue before anything runs
     s = replace(s, expect=wanted.canonical)  # `IXLV002` and `NCC_IXLV002` are one session to --resume
+    if only_plan:
+        return _confirm_plan(s, fmt, finding)
     with terminate_runs_on_signal(), _experiment(s, wanted, console) as (exp, session):
         output = _STRATEGIES[strategy](exp, s, fmt, color, *([finding] if strategy == "confirm" else []))
         starved = starvation(exp.records())
@@ -166,11 +171,7 @@ def _reduce(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutpu
 
 
 def _confirm(exp: Experiment, s: Settings, fmt: str, color: bool, finding) -> CommandOutput:
-    from nforensics.knowledge import load_kb
-
-    signature = load_kb().get(finding.signature)
-    if signature is None:
-        raise InputError(f"{finding.signature} is not in the knowledge base: no declared checks to run")
+    signature = _signature(finding)
     knobs = {name: values[0] for name, values in s.knobs.items()}
     result = strategies.confirm(exp, s.template, knobs, signature, finding.code)
     code = 0 if result.baseline.reproduces else 1
@@ -187,6 +188,34 @@ def _confirm(exp: Experiment, s: Settings, fmt: str, color: bool, finding) -> Co
         }
         return CommandOutput(json.dumps(data, indent=2) + "\n", exit_code=code)
     return CommandOutput(confirm_text(result, color), exit_code=code)
+
+
+def _confirm_plan(s: Settings, fmt: str, finding) -> CommandOutput:
+    """`confirm --plan`: the runs confirm would make, and what they cost, without making any."""
+    signature = _signature(finding)
+    knobs = {name: values[0] for name, values in s.knobs.items()}
+    planned = [(h.id, h.confirm.description if h.confirm else None, h.confirm.expect if h.confirm else None,
+                variant, why) for h, variant, why in strategies.confirm_plan(s.template, knobs, signature)]
+    runs = (1 + sum(variant is not None for *_, variant, _ in planned)) * s.repeat
+    cost = {"runs": runs, "compiles": runs, "device_runs": 0 if s.compile_only else runs,
+            "neuron_cores_per_run": 0 if s.compile_only else s.cores_per_run or 1}
+    if fmt == "json":
+        data = {"signature": signature.id, "baseline": list(s.template.variant(knobs).argv), "cost": cost,
+                "hypotheses": [{"id": hid, "change": what, "expect": expect, "why_not": why or None,
+                                "command": list(v.argv) if v else None, "env": dict(v.env) if v else None,
+                                "unset_env": list(v.unset_env) if v else None}
+                               for hid, what, expect, v, why in planned]}
+        return CommandOutput(json.dumps(data, indent=2) + "\n")
+    return CommandOutput(confirm_plan_text(signature.id, planned, cost))
+
+
+def _signature(finding):  # type: ignore[no-untyped-def]
+    from nforensics.knowledge import load_kb
+
+    signature = load_kb().get(finding.signature)
+    if signature is None:
+        raise InputError(f"{finding.signature} is not in the knowledge base: no declared checks to run")
+    return signature
 
 
 _STRATEGIES: dict[str, Callable[..., CommandOutput]] = {

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence, TypeVar
 
 from nforensics.experiments.oracle import UNTESTABLE
-from nforensics.experiments.plan import Template, confirm_variant
+from nforensics.experiments.plan import Template, Variant, confirm_variant
+from nforensics.knowledge.schema import HypothesisSpec
 from nforensics.experiments.runner import Experiment, VariantResult
 
 T = TypeVar("T")
@@ -162,11 +163,16 @@ class ConfirmResult:
     checks: list[HypothesisCheck]
 
 
+def confirm_plan(template: Template, knobs: dict[str, str], signature) -> list[tuple[HypothesisSpec, Variant | None, str]]:
+    """Per hypothesis: the variant its `confirm` block asks for, or None and why it cannot be run."""
+    return [(h, *confirm_variant(template, knobs, h.confirm)) if h.confirm else (h, None, "no re-run declared")
+            for h in signature.hypotheses]  # fmt: skip
+
+
 def confirm(exp: Experiment, template: Template, knobs: dict[str, str], signature, code: str | None) -> ConfirmResult:
     """Run the baseline and each hypothesis' declared variant; a hypothesis is confirmed when its variant
     gets the verdict the knowledge base says it should (and the baseline reproduces)."""
-    planned = [(h, *confirm_variant(template, knobs, h.confirm)) if h.confirm else (h, None, "no re-run declared")
-               for h in signature.hypotheses]  # fmt: skip
+    planned = confirm_plan(template, knobs, signature)
     variants = [template.variant(knobs)] + [v for _, v, _ in planned if v is not None]
     results = iter(exp.run(variants))
     baseline = next(results)
@@ -177,6 +183,7 @@ def confirm(exp: Experiment, template: Template, knobs: dict[str, str], signatur
             checks.append(HypothesisCheck(hyp.id, hyp.title, expect, "not checked", why_not, None))
             continue
         result = next(results)
+        assert hyp.confirm is not None  # a variant is planned only for a declared check
         if not baseline.reproduces:
             status, reason = "inconclusive", f"the baseline did not reproduce ({baseline.verdict})"
         elif result.verdict == UNTESTABLE:

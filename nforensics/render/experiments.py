@@ -156,3 +156,16 @@ def selftest_text(checks, color: bool) -> str:
     failed = [check.name for check in checks if check.status == "fail"]
     verdict = f"FAILED: {', '.join(failed)}" if failed else "every check that could run passed"
     return _text([table, verdict], color)
+
+
+def confirm_plan_text(signature: str, planned, cost: dict) -> str:
+    """`confirm --plan`: each hypothesis' run (what it changes, the verdict that confirms it) or why it has
+    none, then the cost: runs, compiles, device runs."""
+    lines = [f"confirm plan for {signature}: the baseline run, then one run per hypothesis with a declared check"]
+    for hypothesis, change, expect, variant, why in planned:
+        said = f"{change} -> confirmed if {expect}" if variant is not None else f"not run: {why}"
+        lines.append(f"  {hypothesis}: {said}")
+    device = (f"{cost['device_runs']} device runs ({cost['neuron_cores_per_run']} NeuronCore(s) each)"
+              if cost["device_runs"] else "no device run (--compile-only)")
+    lines.append(f"cost: {cost['runs']} runs: {cost['compiles']} compiles, {device}. Nothing was run.")
+    return "\n".join(lines) + "\n"
