@@ -1345,3 +1345,10 @@ def test_the_compilers_bare_internal_transformation_code_is_its_crash(text, fami
 def test_an_nki_isa_call_named_in_a_failure_is_the_kernels(text, family):
     top = analyze_text(text).findings
     assert (top[0].family if top and top[0].tier != "generic" and top[0].family == "nki-kernel-error" else None) == family
+
+
+def test_protobuf_refusing_old_generated_code_is_a_version_skew_in_a_neuron_run():
+    refused = ("TypeError: Descriptors cannot be created directly.\nIf this call came from a _pb2.py file, your "
+               "generated code is out of date and must be regenerated with protoc >= 3.19.0.\n")
+    assert _top_family("$ pip list | grep neuron\ntorch-neuronx 1.13.1.1.9.0\n" + refused) == "version-skew"
+    assert _top_family(refused) != "version-skew"  # nothing says the run involved Neuron
