@@ -130,8 +130,8 @@ def confirm(
     format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
     cores_per_run: Optional[int] = _CORES_PER_RUN, compile_only: bool = _COMPILE_ONLY, mem_per_run: Optional[str] = _MEM_PER_RUN,
     backend: Optional[str] = _BACKEND, address: Optional[str] = _ADDRESS,
-    plan: bool = typer.Option(False, "--plan", help="Print the runs it would make and their cost (compiles, "
-                              "device runs), and run nothing."),
+    show_plan: bool = typer.Option(False, "--plan", help="Print the runs it would make and their cost (compiles, "
+                                   "device runs), and run nothing."),
 ) -> None:
     """Diagnose LOG, then run the knowledge base's checks for it: each hypothesis confirmed or refuted."""
     _experiment("confirm", locals())

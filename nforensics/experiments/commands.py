@@ -96,7 +96,7 @@ def run(strategy: str, options: dict, console: Console, color: bool = False) -> 
         raise InputError(f"unknown format {fmt!r}: use text or json")
     check_export(csv, parquet)
     log, repro = options.pop("log", None), options.pop("repro", None)
-    only_plan = options.pop("plan", False)
+    only_plan = options.pop("show_plan", False)  # confirm --plan (the other strategies' --plan is a plan file)
     if strategy == "confirm":
         options["command"] = shlex.split(repro)
         from nforensics.pipeline import analyze_path
