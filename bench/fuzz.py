@@ -26,11 +26,20 @@ SLOW_BOUND = 2.0  # seconds per megabyte
 MEASURED_FROM = 16_000  # bytes: a smaller input's time is mostly the call's fixed cost, however it is measured
 
 
+PROGRESS_EVERY = 50_000  # inputs between progress lines: a long run that is stopped still says how far it got
+
+
 class Tally:
     def __init__(self) -> None:
         self.inputs = self.crashes = self.leaks = 0
         self.slowest = (0.0, 0)  # (seconds per MB beyond the fixed cost, bytes)
         self.fixed = 0.0  # seconds any call costs
+
+    def count(self) -> None:
+        self.inputs += 1
+        if self.inputs % PROGRESS_EVERY == 0:
+            print(f"... {self.inputs} inputs: {self.crashes} crashes, {self.leaks} leaks, slowest "
+                  f"{self.slowest[0]:.2f} s/MB so far", flush=True)
 
     def timed(self, size: int, seconds: float) -> None:
         per_mb = max(seconds - self.fixed, 0.0) / max(size, 1) * 1e6
@@ -64,12 +73,12 @@ def run(examples: int, start_seed: int) -> Tally:
     @budget
     @given(log_lines)
     def explain_any(lines: list[str]) -> None:
-        tally.inputs += 1
+        tally.count()
         try:
             took = seconds(lambda: analyze_lines("<fuzz>", enumerate(lines, 1)).model_dump_json())
         except Exception as error:  # noqa: BLE001 -- the point is to count every kind
             tally.crashes += 1
-            print(f"crash: {type(error).__name__}: {error}\n  input: {lines!r}"[:2000])
+            print(f"crash: {type(error).__name__}: {error}\n  input: {lines!r}"[:2000], flush=True)
             return
         tally.timed(sum(len(line) + 1 for line in lines), took)
 
@@ -77,11 +86,11 @@ def run(examples: int, start_seed: int) -> Tally:
     @budget
     @given(line_with_secret())
     def redact_any(planted: tuple[str, str]) -> None:
-        tally.inputs += 1
+        tally.count()
         secret, line = planted
         if secret in Redactor().redact(line):
             tally.leaks += 1
-            print(f"leak: {secret!r} in {line!r}")
+            print(f"leak: {secret!r} in {line!r}", flush=True)
 
     explain_any()
     redact_any()
