@@ -20,13 +20,10 @@ import pytest
 
 import nforensics
 
-try:
-    import re._parser as sre_parse  # Python 3.11+
-except ImportError:  # Python 3.10
-    import sre_parse  # type: ignore[no-redef]
 from conftest import run_cli_text
 from nforensics import linear_regex
 from nforensics.knowledge import builtin_kb, compiled
+from nforensics.linear_regex.necessary import sre_parse
 
 SIZE = 8 * 1024
 BOUND_SECONDS = 0.1  # per pattern and string; RE2 answers these in well under a millisecond

@@ -12,6 +12,7 @@ one line, exit 2. CI runs the same checks against the stand-ins in tests/fakes.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -93,7 +94,7 @@ def run_selftest(workdir: Path, target: str, timeout: float) -> list[Check]:
         checks = [run("compile", compile_argv, refused, PASSES)]
         checks.append(_neff_check(neff))
         checks.append(run("refusal", (*compile_argv, UNKNOWN_FLAG), refused, REPRODUCES))
-        checks += _device_checks(neff, timeout, run, refused)
+        checks += _device_checks(neff, run, refused)
         recorded = [(record.key, record.verdict) for record in journal.session_runs(session)]
         checks.append(Check("journal", "pass" if recorded == runs else "fail",
                             f"{len(recorded)} runs recorded and read back" if recorded == runs
@@ -115,7 +116,8 @@ def _neff_check(neff: Path) -> Check:
     return Check("neff", "pass", f"read: target {facts.get('neff.target')}, compiler {facts.get('neff.compiler_version')}")
 
 
-def _device_checks(neff: Path, timeout: float, run, refused: Expectation) -> list[Check]:  # type: ignore[no-untyped-def]
+def _device_checks(neff: Path, run: Callable[[str, tuple[str, ...], Expectation, str], Check],
+                   refused: Expectation) -> list[Check]:
     cores = neuron_ls_cores()
     if not cores:
         skipped = "no Neuron device (neuron-ls reports no NeuronCores): a compile-only host"

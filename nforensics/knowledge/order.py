@@ -9,17 +9,12 @@ the signature itself, never a number per file. A named relation (`before`) order
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-if sys.version_info >= (3, 11):
-    from re import _parser as sre_parse  # the stdlib's own regex parser; `sre_parse` is its deprecated name
-else:
-    import sre_parse
-
 from nforensics.errors import InputError
+from nforensics.linear_regex.necessary import sre_parse  # the stdlib's regex parser, by either name
 
 if TYPE_CHECKING:
     from nforensics.knowledge.schema import Match, Signature

@@ -319,7 +319,8 @@ def compile_search(pattern: str, flags: int = 0) -> Pattern:
 def _search_spellings(pattern: str) -> Iterator[str]:
     """The pattern as written, then with the lookarounds RE2 lacks rewritten (for a pattern only searched for)."""
     yield pattern
-    yield for_search(pattern)
+    if (rewritten := for_search(pattern)) != pattern:
+        yield rewritten
 
 
 def compile_linear(pattern: str, flags: int = 0) -> LinearPattern:
@@ -362,4 +363,3 @@ class SearchSet:
         found = [self._in_set[n] for n in self._set.Match(text) or ()] if self._in_set else []
         found += [number for number, pattern in self._others if pattern.search(text)]
         return sorted(found)
-

@@ -95,7 +95,6 @@ def skip_finder(warning_anchors: frozenset[str] | None = None) -> LineFinder:
                       unless_patterns=keep_patterns)
 
 
-
 # Dispatch, not shapes: plain lines (no timestamp) reach these grammars' alternatives only when they start
 # with one of the words those alternatives start with, read off the grammars (nforensics/parse/literals.py).
 _COMPILER_BLOCKS = ("ice_border", "ice_title", "ice_field", "ice_version", "ice_logs", "bir_header", "bir_field",
