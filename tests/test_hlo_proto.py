@@ -16,6 +16,7 @@ import pytest
 from conftest import REPO
 from nforensics.artifacts.hlo_facts import hlo_report
 from nforensics.artifacts.hlo_proto import DESCRIPTOR, load_message, message_classes, parse_proto
+from nforensics.artifacts.hlo_proto_stream import proto_report
 from nforensics.artifacts.hlo_text import parse_text
 from nforensics.errors import InputError
 
@@ -176,3 +177,54 @@ def _encode_varint(value: int) -> bytes:
         out.append(byte | (0x80 if value else 0))
         if not value:
             return bytes(out)
+
+
+# ---------------------------------------------------------------- facts gathered as the proto is decoded
+
+
+PROTOS = sorted(FIXTURES.glob("*.pb*"))
+
+
+@pytest.mark.parametrize("proto", PROTOS, ids=lambda p: p.name)
+def test_facts_gathered_while_decoding_equal_the_facts_of_the_records(proto):
+    data = data_of(proto)
+    asked = ["dot", "convolution", "custom-call"]
+    assert proto_report(data, "m", asked) == hlo_report(parse_proto(data), "m", asked)
+
+
+def test_a_convert_before_its_operand_still_finds_its_source_type():
+    """The stream resolves a convert's source by id over the whole computation, not from what came before."""
+    module = load_message(data_of(FIXTURES / "bf16_islands.pb"))
+    for computation in module.computations:
+        reordered = list(reversed(computation.instructions))
+        del computation.instructions[:]
+        computation.instructions.extend(reordered)
+    data = module.SerializeToString()
+    streamed = proto_report(data, "m")
+    assert streamed.dtypes.converts == hlo_report(parse_proto(data), "m").dtypes.converts
+    assert "?" not in "".join(streamed.dtypes.converts)
+
+
+def test_every_cut_is_read_alike_by_the_stream_and_the_records():
+    data = data_of(FIXTURES / "conv7x7_grad.pb") + data_of(FIXTURES / "custom_kernel_twice.pb")  # two modules' fields
+    for cut in range(1, len(data), 7):
+        outcomes = []
+        for read in (lambda d: proto_report(d, "cut.pb"), lambda d: hlo_report(parse_proto(d, "cut.pb"), "cut.pb")):
+            try:
+                outcomes.append(read(data[:cut]))
+            except InputError as error:
+                outcomes.append(str(error).split(": ", 1)[0])
+        assert outcomes[0] == outcomes[1], cut
+
+
+@pytest.mark.parametrize("data", [b"\x00\x01\x02\x03garbage\xff", b"\x0a\x05hello", b"\xff" * 64, b"\x08\x96\x01"],
+                         ids=["garbage", "a name only", "all ones", "a number"])
+def test_the_stream_refuses_bytes_that_are_not_a_module(data):
+    with pytest.raises(InputError, match="bad.pb: not an HLO module proto"):
+        proto_report(data, "bad.pb")
+
+
+def test_the_stream_reads_an_hlo_proto_wrapper():
+    module = data_of(FIXTURES / "conv7x7.pb")
+    wrapped = b"\x0a" + _encode_varint(len(module)) + module + b"\x1a\x02\x08\x01"
+    assert proto_report(wrapped, "m") == proto_report(module, "m")

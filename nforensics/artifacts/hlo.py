@@ -50,21 +50,32 @@ def _size(limit: int) -> str:
 
 def read_module(path: Path, limit: int = MAX_BYTES) -> HloModule:
     data = load_bytes(path, limit)
-    if not data.strip():
-        raise InputError(f"{path}: empty file, not an HLO module")
-    if is_text(data):
-        from nforensics.artifacts.hlo_text import parse_text
-
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise InputError(f"{path}: HLO text that is not UTF-8 (byte {error.start})") from None
-        return parse_text(text.lstrip("\ufeff"), str(path))
-    if _looks_like_text(data):
-        raise InputError(f"{path}: not an HLO module (text that does not start with `HloModule`)")
+    if _is_text_module(data, path):
+        return _text_module(data, path)
     from nforensics.artifacts.hlo_proto import parse_proto
 
     return parse_proto(data, str(path))
+
+
+def _is_text_module(data: bytes, path: Path) -> bool:
+    """True for HLO text, False for what may be a proto; InputError for neither."""
+    if not data.strip():
+        raise InputError(f"{path}: empty file, not an HLO module")
+    if is_text(data):
+        return True
+    if _looks_like_text(data):
+        raise InputError(f"{path}: not an HLO module (text that does not start with `HloModule`)")
+    return False
+
+
+def _text_module(data: bytes, path: Path) -> HloModule:
+    from nforensics.artifacts.hlo_text import parse_text
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: HLO text that is not UTF-8 (byte {error.start})") from None
+    return parse_text(text.lstrip("\ufeff"), str(path))
 
 
 def _looks_like_text(data: bytes) -> bool:
@@ -79,8 +90,14 @@ def _looks_like_text(data: bytes) -> bool:
 
 def read_hlo(path: Path, limit: int = MAX_BYTES, named: Sequence[str] = ()) -> HloReport:
     """The facts of the HLO module in `path` (`nforensics hlo FILE`); `limit` bounds its size once unpacked;
-    `named` picks ops to show with their source lines (`--op NAME`)."""
-    return hlo_report(read_module(path, limit), str(path), named)
+    `named` picks ops to show with their source lines (`--op NAME`). A proto's facts are gathered as it is
+    decoded, without its records (hlo_proto_stream.py)."""
+    data = load_bytes(path, limit)
+    if _is_text_module(data, path):
+        return hlo_report(_text_module(data, path), str(path), named)
+    from nforensics.artifacts.hlo_proto_stream import proto_report
+
+    return proto_report(data, str(path), named)
 
 
 def diff_hlo(a: Path, b: Path) -> HloDiff:

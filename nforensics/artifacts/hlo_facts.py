@@ -4,6 +4,10 @@ Op histogram; element types and the converts between bf16 and f32; custom-calls 
 names and call counts; convolutions with their window, and whether each is a gradient, decided from the graph's
 structure (never the op's name); an HBM estimate from shapes; dynamic shapes; collectives with replica groups;
 and the biggest tensors with the framework source line that created them.
+
+The facts are gathered one instruction at a time, in module order (`FactsGatherer`), and keep only what they
+report: a proto reader hands over a module of a million instructions as it decodes them and holds none of them
+(hlo_proto_stream.py); a module already in records is fed the same way (`hlo_report`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
-from nforensics.artifacts.conv_roles import conv_roles
+from nforensics.artifacts.conv_roles import ConvRole, conv_roles
 from nforensics.artifacts.hlo_models import (
     BigOp,
     CollectiveFacts,
@@ -23,6 +27,7 @@ from nforensics.artifacts.hlo_models import (
     DtypeFacts,
     DynamicShape,
     HloComputation,
+    HloFrame,
     HloInstruction,
     HloModule,
     HloReport,
@@ -73,16 +78,16 @@ def _leaf_dtypes(shape: HloShape) -> Iterator[str]:
         yield shape.dtype
 
 
-def source_of(module: HloModule, instruction: HloInstruction) -> str | None:
+def source_of(frames: Sequence[HloFrame], instruction: HloInstruction) -> str | None:
     """The framework source line that created the op: metadata's source_file:source_line, or (newer XLA) the
-    frame its stack_frame_id names."""
+    frame its stack_frame_id names in the module's `frames`."""
     meta = instruction.metadata
     if meta is None:
         return None
     if meta.source_file:
         return f"{meta.source_file}:{meta.source_line}" if meta.source_line else meta.source_file
-    if meta.stack_frame_id and 0 < meta.stack_frame_id <= len(module.frames):
-        frame = module.frames[meta.stack_frame_id - 1]
+    if meta.stack_frame_id and 0 < meta.stack_frame_id <= len(frames):
+        frame = frames[meta.stack_frame_id - 1]
         if frame.file:
             where = f"{frame.file}:{frame.line}" if frame.line else frame.file
             return f"{where} ({frame.function})" if frame.function else where
@@ -96,34 +101,159 @@ def _op_name(instruction: HloInstruction) -> str | None:
 def hlo_report(module: HloModule, path: str, named: Sequence[str] = ()) -> HloReport:
     """`named`: instruction names, or words of the framework op name (`conv_general_dilated`), whose ops are
     listed with their source lines whatever their size."""
-    everything = [(c, i) for c in module.computations for i in c.instructions]
-    ops = Counter(i.opcode for _, i in everything)
-    return HloReport.model_construct(
-        path=path, form=module.form, module=module.name, entry=module.entry, computations=len(module.computations),
-        instructions=len(everything), ops=dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
-        dtypes=_dtypes(module), custom_calls=_custom_calls(everything), convolutions=_convolutions(module),
-        memory=_memory(module), dynamic=_dynamic(everything), collectives=_collectives(everything),
-        biggest=_biggest(module, everything), named=_named(module, everything, named))
-
-
-def _dtypes(module: HloModule) -> DtypeFacts:
-    compute: Counter[str] = Counter()
-    converts: Counter[str] = Counter()
-    sites: list[ConvertSite] = []
+    gatherer = FactsGatherer(module.frames, named)
     for computation in module.computations:
-        shapes = {i.name: i.shape for i in computation.instructions}
+        gatherer.add_computation(computation)
+    return gatherer.report(path, module.form, module.name, module.entry)
+
+
+# Entry instructions that create no tensor of their own, for the HBM estimate.
+_NOT_CREATED = frozenset({"parameter", "tuple", "get-tuple-element", "bitcast"})
+_KEEP_CANDIDATES = 256  # biggest-op candidates held before they are cut back to BIGGEST
+
+
+class FactsGatherer:
+    """A module's facts, gathered computation by computation and instruction by instruction, in module order.
+
+    A computation is opened with `begin` (its convolutions' gradient roles, found on the whole computation, come
+    with it), fed with `add`, and closed with `end`. Only what the report shows is kept."""
+
+    def __init__(self, frames: Sequence[HloFrame], named: Sequence[str] = ()) -> None:
+        self.frames, self.named_words = frames, named
+        self.computations = self.instructions = 0
+        self.ops: Counter[str] = Counter()
+        self.compute: Counter[str] = Counter()
+        self.converts: Counter[str] = Counter()
+        self.sites: list[ConvertSite] = []
+        self.custom_calls: dict[str, tuple[list[str], Counter[str]]] = {}  # target -> (instructions, kernels)
+        self.convolutions: list[ConvFacts] = []
+        self.dynamic: list[DynamicShape] = []
+        self.collectives: list[CollectiveFacts] = []
+        self.candidates: list[tuple[tuple[int, str, str], HloComputation, HloInstruction]] = []
+        self.named: list[BigOp] = []
+        self.memory = MemoryFacts.model_construct()
+        self._entry_root: HloInstruction | None = None
+        self._entry_last: HloInstruction | None = None
+        self._created_bytes = 0
+        self._computation = HloComputation.model_construct(name="", is_entry=False, instructions=[])
+        self._roles: dict[str, ConvRole] = {}
+
+    def add_computation(self, computation: HloComputation) -> None:
+        """A computation held whole: its convolutions' roles and its converts' source types come from it."""
+        dtypes = {i.name: i.shape.dtype for i in computation.instructions}
+        self.begin(computation.name, computation.is_entry, conv_roles(computation))
         for instruction in computation.instructions:
-            if instruction.opcode == "convert" and instruction.operands:
-                source = shapes.get(instruction.operands[0])
-                change = f"{source.dtype if source else '?'}->{instruction.shape.dtype}"
-                converts[change] += 1
-                if change in ("bf16->f32", "f32->bf16") and len(sites) < SITES:
-                    sites.append(ConvertSite.model_construct(name=instruction.name, computation=computation.name,
-                                                             change=change, op_name=_op_name(instruction)))
-            elif instruction.opcode not in STRUCTURAL:
-                compute.update(_leaf_dtypes(instruction.shape))
-    return DtypeFacts.model_construct(compute=dict(compute.most_common()), converts=dict(converts.most_common()),
-                                      mixed_bf16_f32=bool(compute["bf16"] and compute["f32"]), sites=sites)
+            operands = instruction.operands
+            self.add(instruction, dtypes.get(operands[0], "?") if operands else None)
+        self.end()
+
+    def begin(self, name: str, is_entry: bool, roles: dict[str, ConvRole]) -> None:
+        self.computations += 1
+        self._computation = HloComputation.model_construct(name=name, is_entry=is_entry, instructions=[])
+        self._roles = roles
+
+    def add(self, instruction: HloInstruction, first_operand_dtype: str | None) -> None:
+        """`first_operand_dtype`: the element type of the instruction's first operand ("?" when the computation
+        does not hold it, None when it has no operand); only a convert's is read."""
+        self.instructions += 1
+        opcode = instruction.opcode
+        self.ops[opcode] += 1
+        if opcode == "convert":
+            if first_operand_dtype is not None:
+                self._convert(instruction, first_operand_dtype)
+        elif opcode not in STRUCTURAL:
+            self.compute.update(_leaf_dtypes(instruction.shape))
+            self.candidates.append(((-nbytes(instruction.shape), self._computation.name, instruction.name),
+                                    self._computation, instruction))
+            if len(self.candidates) > _KEEP_CANDIDATES:
+                self.candidates = sorted(self.candidates, key=lambda candidate: candidate[0])[:BIGGEST]
+        if opcode == "custom-call":
+            names, kernels = self.custom_calls.setdefault(instruction.custom_call_target or "?", ([], Counter()))
+            names.append(instruction.name)
+            kernels[kernel_name(instruction)] += 1
+        elif opcode == "convolution":
+            self.convolutions.append(self._conv(instruction))
+        elif opcode in COLLECTIVES:
+            self.collectives.append(CollectiveFacts.model_construct(
+                name=instruction.name, opcode=opcode, computation=self._computation.name,
+                replica_groups=instruction.replica_groups, source_target_pairs=instruction.source_target_pairs,
+                channel_id=instruction.channel_id, bytes=nbytes(instruction.shape), op_name=_op_name(instruction)))
+        if _is_dynamic(instruction.shape):
+            self.dynamic.append(DynamicShape.model_construct(name=instruction.name, opcode=opcode,
+                                                             shape=shape_text(instruction.shape)))
+        if self.named_words and len(self.named) < SITES and _picked(instruction, self.named_words):
+            self.named.append(self._big_op(self._computation, instruction))
+        if self._computation.is_entry:
+            self._entry(instruction)
+
+    def _convert(self, instruction: HloInstruction, source: str) -> None:
+        change = f"{source}->{instruction.shape.dtype}"
+        self.converts[change] += 1
+        if change in ("bf16->f32", "f32->bf16") and len(self.sites) < SITES:
+            self.sites.append(ConvertSite.model_construct(name=instruction.name, computation=self._computation.name,
+                                                          change=change, op_name=_op_name(instruction)))
+
+    def _conv(self, instruction: HloInstruction) -> ConvFacts:
+        window = instruction.window or []
+        role = self._roles.get(instruction.name)
+        return ConvFacts.model_construct(
+            name=instruction.name, computation=self._computation.name, shape=shape_text(instruction.shape),
+            window=_joined([d.size for d in window]), stride=_joined([d.stride for d in window]),
+            padding="x".join(f"{d.pad_low}_{d.pad_high}" for d in window),
+            lhs_dilate=_joined([d.lhs_dilate for d in window]), rhs_dilate=_joined([d.rhs_dilate for d in window]),
+            feature_group_count=instruction.feature_group_count, batch_group_count=instruction.batch_group_count,
+            dim_labels=dim_labels(instruction.conv_dims) if instruction.conv_dims else "",
+            backward=role.kind if role else None, backward_of=role.of if role else None, why=role.why if role else None,
+            op_name=_op_name(instruction), source=source_of(self.frames, instruction))
+
+    def _entry(self, instruction: HloInstruction) -> None:
+        """The HBM estimate, from the entry computation alone."""
+        memory, size = self.memory, nbytes(instruction.shape)
+        self._entry_last = instruction
+        if instruction.is_root and self._entry_root is None:
+            self._entry_root = instruction
+        if instruction.opcode == "parameter":
+            memory.parameters += 1
+            memory.parameter_bytes += size
+        elif instruction.opcode not in _NOT_CREATED:
+            self._created_bytes += size
+            if memory.largest is None or size > memory.largest_bytes:
+                memory.largest, memory.largest_bytes = f"{instruction.name} {shape_text(instruction.shape)}", size
+
+    def end(self) -> None:
+        if not self._computation.is_entry:
+            return
+        root = self._entry_root or self._entry_last
+        output = nbytes(root.shape) if root else 0
+        self.memory.output_bytes = output
+        self.memory.intermediate_bytes = self._created_bytes - (output if root and root.opcode not in _NOT_CREATED else 0)
+        self.memory.estimate_bytes = self.memory.parameter_bytes + output
+
+    def _big_op(self, computation: HloComputation, instruction: HloInstruction) -> BigOp:
+        return BigOp.model_construct(name=instruction.name, opcode=instruction.opcode, computation=computation.name,
+                                     shape=shape_text(instruction.shape), bytes=nbytes(instruction.shape),
+                                     op_name=_op_name(instruction), source=source_of(self.frames, instruction))
+
+    def report(self, path: str, form: str, module: str, entry: str) -> HloReport:
+        custom_calls = [CustomCallFacts.model_construct(target=target, calls=len(names), kernels=dict(kernels.most_common()),
+                                                        instructions=names)
+                        for target, (names, kernels) in sorted(self.custom_calls.items(), key=lambda kv: (-len(kv[1][0]), kv[0]))]
+        biggest = sorted(self.candidates, key=lambda candidate: candidate[0])[:BIGGEST]
+        return HloReport.model_construct(
+            path=path, form=form, module=module, entry=entry, computations=self.computations,
+            instructions=self.instructions, ops=dict(sorted(self.ops.items(), key=lambda kv: (-kv[1], kv[0]))),
+            dtypes=DtypeFacts.model_construct(compute=dict(self.compute.most_common()),
+                                              converts=dict(self.converts.most_common()),
+                                              mixed_bf16_f32=bool(self.compute["bf16"] and self.compute["f32"]),
+                                              sites=self.sites),
+            custom_calls=custom_calls, convolutions=self.convolutions, memory=self.memory, dynamic=self.dynamic,
+            collectives=self.collectives, biggest=[self._big_op(c, i) for _, c, i in biggest], named=self.named)
+
+
+def _picked(instruction: HloInstruction, names: Sequence[str]) -> bool:
+    """An instruction `--op NAME` asks for: by its name, its opcode, or a word of its framework op name."""
+    op_words = (_op_name(instruction) or "").split("/")
+    return any(name == instruction.name or name in op_words or name == instruction.opcode for name in names)
 
 
 def kernel_name(instruction: HloInstruction) -> str:
@@ -146,93 +276,9 @@ def kernel_name(instruction: HloInstruction) -> str:
     return op_name.rsplit("/", 1)[-1] if op_name else "?"
 
 
-def _custom_calls(everything: list[tuple[HloComputation, HloInstruction]]) -> list[CustomCallFacts]:
-    by_target: dict[str, list[HloInstruction]] = {}
-    for _, instruction in everything:
-        if instruction.opcode == "custom-call":
-            by_target.setdefault(instruction.custom_call_target or "?", []).append(instruction)
-    return [CustomCallFacts.model_construct(target=target, calls=len(calls),
-                                            kernels=dict(Counter(kernel_name(i) for i in calls).most_common()),
-                                            instructions=[i.name for i in calls])
-            for target, calls in sorted(by_target.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-
-
 def _joined(numbers: list[int]) -> str:
     return "x".join(str(n) for n in numbers)
 
 
-def _convolutions(module: HloModule) -> list[ConvFacts]:
-    facts = []
-    for computation in module.computations:
-        roles = conv_roles(computation)
-        for instruction in computation.instructions:
-            if instruction.opcode != "convolution":
-                continue
-            window = instruction.window or []
-            role = roles.get(instruction.name)
-            facts.append(ConvFacts.model_construct(
-                name=instruction.name, computation=computation.name, shape=shape_text(instruction.shape),
-                window=_joined([d.size for d in window]), stride=_joined([d.stride for d in window]),
-                padding="x".join(f"{d.pad_low}_{d.pad_high}" for d in window),
-                lhs_dilate=_joined([d.lhs_dilate for d in window]), rhs_dilate=_joined([d.rhs_dilate for d in window]),
-                feature_group_count=instruction.feature_group_count, batch_group_count=instruction.batch_group_count,
-                dim_labels=dim_labels(instruction.conv_dims) if instruction.conv_dims else "",
-                backward=role.kind if role else None, backward_of=role.of if role else None, why=role.why if role else None,
-                op_name=_op_name(instruction), source=source_of(module, instruction)))
-    return facts
-
-
-def _entry(module: HloModule) -> HloComputation:
-    return next(c for c in module.computations if c.name == module.entry)
-
-
-def _memory(module: HloModule) -> MemoryFacts:
-    entry = _entry(module).instructions
-    parameters = [i for i in entry if i.opcode == "parameter"]
-    root = next((i for i in entry if i.is_root), entry[-1] if entry else None)
-    created = [i for i in entry if i.opcode not in ("parameter", "tuple", "get-tuple-element", "bitcast")]
-    largest = max(created, key=lambda i: nbytes(i.shape), default=None)
-    parameter_bytes = sum(nbytes(i.shape) for i in parameters)
-    output_bytes = nbytes(root.shape) if root else 0
-    return MemoryFacts.model_construct(
-        parameters=len(parameters), parameter_bytes=parameter_bytes, output_bytes=output_bytes,
-        intermediate_bytes=sum(nbytes(i.shape) for i in created if i is not root),
-        largest=f"{largest.name} {shape_text(largest.shape)}" if largest else None,
-        largest_bytes=nbytes(largest.shape) if largest else 0, estimate_bytes=parameter_bytes + output_bytes)
-
-
 def _is_dynamic(shape: HloShape) -> bool:
     return any(shape.dynamic) or any(_is_dynamic(s) for s in shape.tuple_shapes)
-
-
-def _dynamic(everything: list[tuple[HloComputation, HloInstruction]]) -> list[DynamicShape]:
-    return [DynamicShape.model_construct(name=i.name, opcode=i.opcode, shape=shape_text(i.shape))
-            for _, i in everything if _is_dynamic(i.shape)]
-
-
-def _collectives(everything: list[tuple[HloComputation, HloInstruction]]) -> list[CollectiveFacts]:
-    return [CollectiveFacts.model_construct(
-        name=i.name, opcode=i.opcode, computation=c.name, replica_groups=i.replica_groups,
-        source_target_pairs=i.source_target_pairs, channel_id=i.channel_id, bytes=nbytes(i.shape), op_name=_op_name(i))
-        for c, i in everything if i.opcode in COLLECTIVES]
-
-
-def _biggest(module: HloModule, everything: list[tuple[HloComputation, HloInstruction]]) -> list[BigOp]:
-    computing = [(c, i) for c, i in everything if i.opcode not in STRUCTURAL]
-    computing.sort(key=lambda ci: (-nbytes(ci[1].shape), ci[0].name, ci[1].name))
-    return [_big_op(module, c, i) for c, i in computing[:BIGGEST]]
-
-
-def _named(module: HloModule, everything: list[tuple[HloComputation, HloInstruction]], names: Sequence[str]) -> list[BigOp]:
-    """The ops an instruction name or a word of the framework's op name picks, in module order (at most SITES)."""
-    if not names:
-        return []
-    picked = [(c, i) for c, i in everything
-              if any(name == i.name or name in (_op_name(i) or "").split("/") or name == i.opcode for name in names)]
-    return [_big_op(module, c, i) for c, i in picked[:SITES]]
-
-
-def _big_op(module: HloModule, computation: HloComputation, instruction: HloInstruction) -> BigOp:
-    return BigOp.model_construct(name=instruction.name, opcode=instruction.opcode, computation=computation.name,
-                                 shape=shape_text(instruction.shape), bytes=nbytes(instruction.shape),
-                                 op_name=_op_name(instruction), source=source_of(module, instruction))

@@ -34,7 +34,8 @@ _NAMES = {"OPAQUE_TYPE": "opaque"}  # XLA prints opaque[] for OPAQUE_TYPE; every
 
 @cache
 def message_classes() -> dict[str, Any]:
-    """HloModuleProto and HloProto classes (and the PrimitiveType names), from the shipped descriptor."""
+    """The message classes of a module, its computations and instructions, and the HloProto around a module (and
+    the PrimitiveType names), from the shipped descriptor."""
     try:
         from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
     except ImportError:
@@ -53,7 +54,8 @@ def message_classes() -> dict[str, Any]:
 
     types = pool.FindEnumTypeByName(f"{PACKAGE}.PrimitiveType")
     dtypes = {value.number: _NAMES.get(value.name, value.name.lower()) for value in types.values}
-    return {"HloModuleProto": make("HloModuleProto"), "HloProto": make("HloProto"), "dtypes": dtypes}
+    kinds = ("HloModuleProto", "HloProto", "HloComputationProto", "HloInstructionProto")
+    return {**{kind: make(kind) for kind in kinds}, "dtypes": dtypes}
 
 
 def parse_proto(data: bytes, where: str = "input") -> HloModule:
@@ -80,25 +82,34 @@ def load_message(data: bytes, where: str = "input") -> Any:
 def to_records(module: Any, where: str = "input") -> HloModule:
     dtypes = message_classes()["dtypes"]
     computation_names = {c.id: c.name for c in module.computations}
-    computations = []
-    for computation in module.computations:
-        names = {i.id: i.name for i in computation.instructions}
-        if computation.root_id not in names or any(o not in names for i in computation.instructions for o in i.operand_ids):
-            raise InputError(f"{where}: an HLO proto whose computation {computation.name!r} refers to instructions it "
-                             "does not hold (truncated?)")
-        instructions = [_instruction(i, names, computation_names, dtypes, i.id == computation.root_id)
-                        for i in computation.instructions]
-        computations.append(HloComputation.model_construct(name=computation.name, is_entry=False, instructions=instructions))
-    entry = module.entry_computation_name or computation_names.get(module.entry_computation_id) or computations[-1].name
-    if entry not in {c.name for c in computations}:
-        raise InputError(f"{where}: the HLO proto's entry computation {entry!r} is not among its computations")
+    computations = [computation_records(c, computation_names, dtypes, where) for c in module.computations]
+    entry = entry_name(module, computation_names, computations[-1].name, where)
     for computation in computations:
         computation.is_entry = computation.name == entry
     return HloModule.model_construct(name=module.name, entry=entry, computations=computations,
-                                     frames=_frames(module.stack_frame_index), form="proto")
+                                     frames=frame_records(module.stack_frame_index), form="proto")
 
 
-def _instruction(proto: Any, names: dict[int, str], computations: dict[int, str], dtypes: dict[int, str],
+def computation_records(computation: Any, computation_names: dict[int, str], dtypes: dict[int, str],
+                        where: str) -> HloComputation:
+    names = {i.id: i.name for i in computation.instructions}
+    if computation.root_id not in names or any(o not in names for i in computation.instructions for o in i.operand_ids):
+        raise InputError(f"{where}: an HLO proto whose computation {computation.name!r} refers to instructions it "
+                         "does not hold (truncated?)")
+    instructions = [instruction_record(i, names, computation_names, dtypes, i.id == computation.root_id)
+                    for i in computation.instructions]
+    return HloComputation.model_construct(name=computation.name, is_entry=False, instructions=instructions)
+
+
+def entry_name(module: Any, computation_names: dict[int, str], last: str, where: str) -> str:
+    """The entry computation: by name, else by id (older XLA), else the last one."""
+    entry = module.entry_computation_name or computation_names.get(module.entry_computation_id) or last
+    if entry not in computation_names.values():
+        raise InputError(f"{where}: the HLO proto's entry computation {entry!r} is not among its computations")
+    return entry
+
+
+def instruction_record(proto: Any, names: dict[int, str], computations: dict[int, str], dtypes: dict[int, str],
                  root: bool) -> HloInstruction:
     opcode = proto.opcode
     fields: dict[str, Any] = {
@@ -191,7 +202,7 @@ def _metadata_of(op_type: str, op_name: str, source_file: str, source_line: int,
                                        source_line=source_line or None, stack_frame_id=frame or None)
 
 
-def _frames(index: Any) -> list[HloFrame]:
+def frame_records(index: Any) -> list[HloFrame]:
     files, functions, locations = list(index.file_names), list(index.function_names), list(index.file_locations)
 
     def at(items: list, one_based: int) -> Any:
