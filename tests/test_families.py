@@ -195,6 +195,31 @@ def test_a_compile_that_ended_is_not_a_hang(ending):
     assert "process-hang" not in [f.family for f in analyze_text(WALRUS_PROGRESS + ending).findings]
 
 
+COMPILE_ROUND = ("2025-01-13 18:03:31.000153:  73  INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: neuronx-cc compile "
+                 "--framework=XLA /tmp/w/model.MODULE_1+e30acd3a.hlo_module.pb --target=trn1\n.\nCompiler status PASS\n")
+
+
+def test_a_second_compile_that_ended_like_the_first_is_not_a_hang():
+    """A line of the same shape as one that said nothing is skipped as a flood, unless it closed a compile."""
+    twice = COMPILE_ROUND + "tensor([[2., 2.]])\n" + COMPILE_ROUND.replace("18:03:31", "18:03:36")
+    assert analyze_text(twice).findings == []
+    assert _top_family(twice.removesuffix("Compiler status PASS\n")) == "process-hang"  # the near miss: still open
+
+
+@pytest.mark.parametrize("elision", ["...", "[...]", "(snip)", "\u2026", "  [truncated]"])
+def test_a_paste_that_ends_where_its_author_left_the_rest_out_is_no_hang(elision):
+    assert "process-hang" not in [f.family for f in analyze_text(WALRUS_PROGRESS + elision + "\n").findings]
+    # The compiler's own progress dots are no elision.
+    assert _top_family(WALRUS_PROGRESS + "." * 12 + "\n") == "process-hang"
+
+
+def test_a_warning_in_pytests_log_format_is_a_warning():
+    """NxD Inference and vllm-neuron log as pytest does: `LEVEL    logger:file.py:N message`."""
+    line = "vllm_neuron.platform:platform.py:280 Pin memory is not supported on Neuron.\n"
+    assert [f for f in analyze_text("WARNING  " + line).findings if f.severity == "error"] == []
+    assert _top_family("ERROR    " + line) == "model-library-error"
+
+
 STOPPED_BY_HAND = """\
 Traceback (most recent call last):
   File "/opt/venv/lib/python3.10/site-packages/torch_xla/core/xla_model.py", line 1062, in mark_step

@@ -123,6 +123,8 @@ CASES = [
     ("prefixes", None, "E       RuntimeError: x", "start", {("PYTEST", "E       ")}),
     ("prefixes", None, "2024-05-01 10:00:07,123 - train - ERROR - boom", "start",
      {("PYLOG_DASHED", "2024-05-01 10:00:07,123 - train - ERROR - ")}),
+    ("prefixes", None, "WARNING  vllm_neuron.platform:platform.py:280 Pin memory is not supported on Neuron.", "start",
+     {("PYLOG_PADDED", "WARNING  vllm_neuron.platform:platform.py:280 ")}),
     ("prefixes", None, "[2026-07-01 06:55:12] WARNING platform.py:430: Pin memory is not supported on Neuron.", "start",
      {("STAMPED_LOGGER", "[2026-07-01 06:55:12] WARNING platform.py:430: ")}),
     # messages.lark (one start rule per shape found inside a message)
@@ -244,6 +246,7 @@ NEAR_MISSES = [
     ("traceback", None, "Please see the traceback above", "exception"),
     ("prefixes", None, "RuntimeError: (pid 4242) failed", "start"),  # a wrapper's words inside a line, not in front
     ("prefixes", None, "10:00:07 started", "start"),  # a clock is no task label
+    ("prefixes", None, "ERROR  in train:step.py, line 3", "start"),  # pytest's format names file.py:LINE after the logger
     ("prefixes", None, "[9.89] neuron: x", "start"),  # dmesg prints six decimals
     ("prefixes", None, "2024-05-01 10:00:07,123 - train - boom", "start"),  # no level: not the logger's format
     ("prefixes", None, "2024-05-01T10:00:07.123Z RuntimeError: x", "start"),  # a space, not the export's tab

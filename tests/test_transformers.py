@@ -140,6 +140,7 @@ CASES = [
     ("prefixes", None, "2024-01-01 10:00:00,123::WARNING: lock failed", Unwrapped("lock failed", "WARNING")),
     ("prefixes", None, "[WARN ] PyProcess - W-1-model-stderr: RuntimeError: x", Unwrapped("RuntimeError: x")),
     ("prefixes", None, "2024-05-01 10:00:07,123 - train - ERROR - boom", Unwrapped("boom", "ERROR")),
+    ("prefixes", None, "INFO     Neuron:model_builder.py:678 Done compilation", Unwrapped("Done compilation", "INFO")),
     # pytest's marker is of fixed width: a frame behind it keeps its own two spaces, no more
     ("prefixes", None, 'E         File "a.py", line 3, in f', Unwrapped('  File "a.py", line 3, in f')),
     # messages.lark

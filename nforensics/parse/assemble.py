@@ -60,6 +60,8 @@ INTERRUPT_AFTERMATH = 20  # lines after a ^C whose errors are the run shutting d
 GLUED_TWIN_CHARS = 12  # a line that is one shorter line twice over (`KeyboardInterruptKeyboardInterrupt`)
 _API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
 _DIGITS = re.compile(r"\d+")
+# What a person writes where they left output out of a paste: the run went on past it.
+_ELISION = re.compile(r"\s*(?:\.\.\.|\u2026|[\[(<](?:\.\.\.|\u2026|snip(?:ped)?|truncated|omitted)[\])>])\s*")
 
 
 class _Assembler(BlockReader, TracebackReader):
@@ -79,6 +81,8 @@ class _Assembler(BlockReader, TracebackReader):
             segments = NRT_RECORD_START.split(piece) if piece.count(":") > SPLIT_COLONS else [piece]
             for segment in segments:
                 shown = piece if len(pieces) > 1 else pieces[0]
+                if _ELISION.fullmatch(segment):
+                    self.elided_at = number
                 if segment.startswith("."):
                     segment = GLUED_PROGRESS.sub("", segment)
                 self._feed_segment(number, shown, segment)
@@ -127,7 +131,9 @@ class _Assembler(BlockReader, TracebackReader):
             # The line's own producer printed no level the grammars read, but its logger's prefix gave one:
             # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error.
             self._event(number, ProducerLine("framework", body, level=wrapper_level))
-        if skeleton is not None and self._record_count() == before and len(self.uneventful) < MAX_SKELETONS:
+        # A line that opened or closed an operation is no flood: the next one of its shape must be read too.
+        if (skeleton is not None and self._record_count() == before and self.state_changed_at != number
+                and len(self.uneventful) < MAX_SKELETONS):
             event = self.log.events[-1] if self.log.events and self.log.events[-1].line == number else None
             self.uneventful[skeleton] = event.level if event is not None else None
 
@@ -258,7 +264,10 @@ class _Assembler(BlockReader, TracebackReader):
         self._add(self.log.events, line.event(number))
 
     def _hangs(self) -> None:
-        """A log that ends inside an operation it opened, with no error after it, hung there (or was cut)."""
+        """A log that ends inside an operation it opened, with no error after it, hung there (or was cut).
+        A paste that ends in an elision (`...`, `[snip]`) does not end there: its author left the rest out."""
+        if self.tail and self.tail[-1][0] == self.elided_at:
+            return
         near_end = self.last_text - HANG_TAIL
         opened = [(line, _api_operation(api)) for api, line in self.open_apis.items()]
         if self.open_compile is not None:

@@ -155,18 +155,21 @@ class MessageReader(AssemblerState):
 
     def _compile_progress(self, number: int, text: str) -> None:
         """Where a compile opens and closes, for telling a hang inside it from a log that stopped after it."""
+        was = self.open_compile
         if COMPILE_END.search(text):
             self.open_compile = None
         elif _COMPILE_START.search(text):
             self.open_compile = number
+        if self.open_compile != was:
+            self.state_changed_at = number
 
     def _resolver_progress(self, number: int, text: str) -> None:
         """pip fetching release after release of one package is its resolver backtracking: a log that ends
         there is still resolving (the Neuron wheels are hundreds of MB each, so it can take hours)."""
         if "Successfully installed" in text:
-            self.resolving = None
+            self.resolving, self.state_changed_at = None, number
         elif "pip is looking" in text:  # pip says so itself
-            self.resolving = number
+            self.resolving = self.state_changed_at = number
         elif fetched := _PIP_FETCH.match(text):
             versions = self.fetched_versions.setdefault(fetched.group(1).lower().replace("-", "_"), set())
             versions.add(fetched.group(2))

@@ -54,6 +54,8 @@ class AssemblerState:
         self.named_by_header: PythonTraceback | None = None  # an IPython traceback its header named
         self.open_apis: dict[str, int] = {}  # NRT API trace: api -> line of its API:IN without API:OUT yet
         self.open_compile: int | None = None  # line of a compile start with no end seen yet
+        self.state_changed_at = 0  # the last line that opened or closed a compile or pip's backtracking
+        self.elided_at = 0  # the last line that was an elision (`...`, `[snip]`): output its author left out
         self.resolving: int | None = None  # line where pip was last seen backtracking through releases
         self.fetched_versions: dict[str, set[str]] = {}  # pip: package -> the releases whose wheels it fetched
         self.resolver_steps = 0  # pip wheels fetched

@@ -315,7 +315,7 @@ class PrefixShapes(Transformer):
     def start(self, parts: Parts) -> Unwrapped:
         level = None
         for token in parts[:-1]:
-            if token.type == "VLLM":
+            if token.type in ("VLLM", "PYLOG_PADDED"):
                 level = token.split(" ", 1)[0]
             elif token.type == "STAMPED_LOGGER":
                 level = token.split("] ", 1)[1].split(" ", 1)[0]
