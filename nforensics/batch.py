@@ -24,7 +24,8 @@ from nforensics.ci import redact_analysis
 from nforensics.errors import InputError
 from nforensics.ingest import check_readable
 from nforensics.pipeline import Artifacts, analyze_path
-from nforensics.records import Analysis, map_strings
+from nforensics.records import Analysis
+from nforensics.walk import map_strings
 from nforensics.redact import MIN_KNOWN, PLACEHOLDER, PLACEHOLDER_PREFIX, Redactor, placeholder_text
 
 _CHUNK = 8  # inputs per task sent to a worker: small logs take ~20 ms each, the round trip ~0.1 ms

@@ -6,7 +6,6 @@ Field names here are a public contract (JSON output, other tools): add, never re
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,20 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from nforensics.defaults import new_dict, new_list
 from nforensics.fact_records import FactRecord
 
-
-def map_strings(value: Any, change: Callable[[str], str]) -> Any:
-    """`value` (a record, or records dumped as JSON data) with `change` applied to every string in it: model
-    fields in field order, list items, dict keys and values, each key before its value. What redaction,
-    placeholder renumbering and terminal cleaning walk; the order matters (placeholders number by it)."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, BaseModel):
-        return value.model_copy(update={name: map_strings(getattr(value, name), change) for name in type(value).model_fields})
-    if isinstance(value, list):
-        return [map_strings(item, change) for item in value]
-    if isinstance(value, dict):
-        return {map_strings(key, change): map_strings(item, change) for key, item in value.items()}
-    return value
 
 SCHEMA_VERSION = "2.0"  # 1.1 tier, family, confidence, wrapped_by; 1.2 similar_reports, workaround hypotheses; 1.3
 # record; 1.4 artifacts and an evidence's artifact; 2.0 one top-level shape (AnalysisSet) for any number of inputs
@@ -232,15 +217,26 @@ class ParsedLog(Record):
     api_calls: list[ApiCall] = Field(default_factory=new_list)
     environment: Environment = Field(default_factory=Environment)
     truncated: bool = False  # record caps were hit on a huge input
-    repeated_below_error: list[int] = Field(default_factory=new_list)  # lines of an earlier warning's shape, not parsed again
+    # A line of the shape of an earlier one that yielded no record is not parsed again (a flood of one warning):
+    # line -> that earlier line, whose reading it shares.
+    repeats: dict[int, int] = Field(default_factory=new_dict)
+
+    def with_repeats(self, lines: set[int]) -> set[int]:
+        """`lines` and the later lines of their shapes."""
+        return lines | {line for line, first in self.repeats.items() if first in lines}
 
     def error_lines(self) -> set[int]:
         """Lines whose producer printed them at an error level."""
-        return {e.line for e in self.events if (e.level or "").upper() in ERROR_LEVELS}
+        return self.with_repeats({e.line for e in self.events if (e.level or "").upper() in ERROR_LEVELS})
 
     def below_error_lines(self) -> set[int]:
         """Lines whose producer printed them at a level below error (WARN, INFO...)."""
-        return {e.line for e in self.events if e.level and e.level.upper() not in ERROR_LEVELS} | set(self.repeated_below_error)
+        return self.with_repeats({e.line for e in self.events if e.level and e.level.upper() not in ERROR_LEVELS})
+
+    def python_warning_lines(self) -> set[int]:
+        """Lines of Python's warnings module (`x.py:102: UserWarning: ...`) and the source lines it echoes."""
+        return self.with_repeats({e.line for e in self.events if e.producer == "framework"
+                                  and (e.component or "").endswith("Warning")})
 
 
 # ---------------------------------------------------------------- findings (diagnose output)

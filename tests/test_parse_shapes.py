@@ -418,10 +418,11 @@ RECORD_KINDS = [
      "numpy==1.26.4"),
     ("env_vars", 'export NEURON_CC_FLAGS="--auto-cast=none"', lambda log: log.environment.env_vars,
      {"NEURON_CC_FLAGS": "--auto-cast=none"}, "export PATH=/opt/bin"),
-    # The second warning of one shape skips the parsers but is still a warning (the flood shortcut keeps its level).
-    ("repeated_below_error", "2023-Dec-04 23:55:34.0909 492260:492606 [6] init.cc:138 CCOM WARN OFI plugin initNet() "
+    # The second warning of one shape skips the parsers but reads as the first did (a warning, at its level).
+    ("repeats", "2023-Dec-04 23:55:34.0909 492260:492606 [6] init.cc:138 CCOM WARN OFI plugin initNet() "
      "failed is EFA enabled?\n2023-Dec-04 23:55:35.0178 492261:492613 [0] init.cc:138 CCOM WARN OFI plugin initNet() "
-     "failed is EFA enabled?", lambda log: log.repeated_below_error, [2],
+     "failed is EFA enabled?", lambda log: (log.repeats, sorted(log.below_error_lines())) if log.repeats else None,
+     ({2: 1}, [1, 2]),
      "2023-Dec-04 23:55:34.0909 492260:492606 [6] init.cc:138 CCOM WARN OFI plugin initNet() failed is EFA enabled?"
      "\n2023-Dec-04 23:55:35.0178 492261:492613 [0] init.cc:138 CCOM ERROR OFI plugin initNet() failed is EFA enabled?"),
     ("instance_type", "running on a trn1.32xlarge host", lambda log: log.environment.instance_type, "trn1.32xlarge",
@@ -437,7 +438,7 @@ def test_every_record_kind_is_filed_and_a_near_miss_files_none(kind, text, read,
 
 def test_the_record_kinds_table_covers_every_record_a_parsed_log_holds():
     lists = {name for name, field in ParsedLog.model_fields.items() if typing.get_origin(field.annotation) is list}
-    assert lists | {"packages", "env_vars", "instance_type"} == {r[0] for r in RECORD_KINDS}
+    assert lists | {"packages", "env_vars", "instance_type", "repeats"} == {r[0] for r in RECORD_KINDS}
 
 
 @pytest.mark.parametrize(("pasted", "line"), [

@@ -95,12 +95,10 @@ class FamilyFacts:
         # A traceback's source lines are code, not messages: `raise RuntimeError('Invalid device')` says
         # nothing about what this run printed.
         source = {f.line + 1 for t in log.tracebacks for f in t.frames if f.code and f.syntax == "python" and f.line}
-        # Python's warnings (`x.py:102: UserWarning: Failed to import ...`) are a library coping and going on:
-        # in a log that failed otherwise (an error record, an exception, any other line that reads as a
-        # failure) they are not what failed. (The source line a warning echoes under it is the warning's too.)
-        warned = {e.line for e in log.events if e.producer == "framework" and (e.component or "").endswith("Warning")}
-        advice = warned if warned and (error_level or any(t.exception for t in log.tracebacks) or any(
-            reads_as_failure(line.text) for line in retained if line.line not in warned and line.line not in source)) else set()
+        # Python's warnings (`x.py:102: UserWarning: Failed to import ...`) are a library coping and going on,
+        # not what failed: a run that printed them and nothing else went on (a finished job pasted for its
+        # warnings). (The source line a warning echoes under it is the warning's too.)
+        advice = log.python_warning_lines()
         # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
         # on every line of a traceback it relays) is no word of the failure.
         # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)

@@ -120,7 +120,7 @@ def _template_findings(log: ParsedLog, retained: list[SourceLine]) -> list[Findi
     errors: list[tuple[int, str, str | None]] = [
         (e.line, e.message, e.producer) for e in log.events if (e.level or "").upper() in ERROR_LEVELS]
     if not errors:
-        levelled = {e.line for e in log.events if e.level} | set(log.repeated_below_error)
+        levelled = log.with_repeats({e.line for e in log.events if e.level})
         errors = [(line.line, line.text.strip(), None) for line in retained
                   if line.line not in levelled and not _QUIET_HEAD.match(line.text) and says_it_failed(line.text)]
         errors = errors[-PLAIN_FAILURE_LINES:]

@@ -61,7 +61,7 @@ GLUED_TWIN_CHARS = 12  # a line that is one shorter line twice over (`KeyboardIn
 _API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
 _DIGITS = re.compile(r"\d+")
 # What a person writes where they left output out of a paste: the run went on past it.
-_ELISION = re.compile(r"\s*(?:\.\.\.|\u2026|[\[(<](?:\.\.\.|\u2026|snip(?:ped)?|truncated|omitted)[\])>])\s*")
+_ELISION = re.compile(r"\.\.\.|\u2026|[\[(<](?:\.\.\.|\u2026|snip(?:ped)?|truncated|omitted)[\])>]")
 
 
 class _Assembler(BlockReader, TracebackReader):
@@ -81,7 +81,7 @@ class _Assembler(BlockReader, TracebackReader):
             segments = NRT_RECORD_START.split(piece) if piece.count(":") > SPLIT_COLONS else [piece]
             for segment in segments:
                 shown = piece if len(pieces) > 1 else pieces[0]
-                if _ELISION.fullmatch(segment):
+                if _ELISION.fullmatch(segment.strip()):
                     self.elided_at = number
                 if segment.startswith("."):
                     segment = GLUED_PROGRESS.sub("", segment)
@@ -108,11 +108,9 @@ class _Assembler(BlockReader, TracebackReader):
         skeleton = _DIGITS.sub("", segment) if not block_open else None
         if skeleton is not None and skeleton in self.uneventful:
             # The same shape as an earlier line that yielded no record (a flood of one warning): keep the
-            # line for patterns, skip the parsers; it was printed at the level that line was.
+            # line for patterns, skip the parsers; it reads as that line did (its level, a Python warning).
             self._remember_recent(number, raw)
-            level = self.uneventful[skeleton]
-            if level is not None and level.upper() not in ERROR_LEVELS:
-                self.repeated_below_error.append(number)
+            self.repeats.append((number, self.uneventful[skeleton]))
             return
         before = self._record_count()
         body, wrapper_level = unwrap(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
@@ -134,8 +132,7 @@ class _Assembler(BlockReader, TracebackReader):
         # A line that opened or closed an operation is no flood: the next one of its shape must be read too.
         if (skeleton is not None and self._record_count() == before and self.state_changed_at != number
                 and len(self.uneventful) < MAX_SKELETONS):
-            event = self.log.events[-1] if self.log.events and self.log.events[-1].line == number else None
-            self.uneventful[skeleton] = event.level if event is not None else None
+            self.uneventful[skeleton] = number
 
     def at_rest(self) -> bool:
         """Past the ungated head with no block open and no context owed: the next lines reach a parser, or
@@ -320,7 +317,7 @@ class _Assembler(BlockReader, TracebackReader):
         # A shell prompt between them says the run was started again.
         self.log.outcomes[:] = [o for o in self.log.outcomes if o.kind != "interrupted" or (
             o.line + INTERRUPT_AFTERMATH >= self.last_error and not o.line < self.last_prompt < self.last_error)]
-        self.log.repeated_below_error = list(self.repeated_below_error)
+        self.log.repeats = dict(self.repeats)
         self.log.total_lines = self.last_line
         # (One line number may hold several lines of text, decoded from one physical line, in their order.)
         kept = {(line.line, line.text): line for line in self.retained}

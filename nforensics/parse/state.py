@@ -67,8 +67,8 @@ class AssemblerState:
         self.tail: deque[tuple[int, str]] = deque(maxlen=2)  # the last two non-blank segments: how the log ends
         self.waiting: tuple[str, int] | None = None  # the latest "waiting ..." line's shape (digits out), how often
         # line shapes (digits removed) that yielded no record -> the level their producer printed them at, if any
-        self.uneventful: dict[str, str | None] = {}
-        self.repeated_below_error: deque[int] = deque(maxlen=RECENT_CANDIDATES)
+        self.uneventful: dict[str, int] = {}  # the shape of a line that yielded no record -> that line
+        self.repeats: deque[tuple[int, int]] = deque(maxlen=RECENT_CANDIDATES)  # (line, earlier line of its shape)
         self.last_line = 0
         self.context_left = 0  # plain lines still kept after the last line that carried something
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from nforensics.records import map_strings
+from nforensics.walk import map_strings
 from nforensics.redact.gitleaks import allowed, base_rules, cached_regex, cue_index, entropy
 from nforensics.redact.rules import KINDS, SECRET_KEY_NAME, SHAPES, Rule, neuron_value
 

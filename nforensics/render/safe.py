@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from nforensics.records import Analysis, map_strings
+from nforensics.records import Analysis
+from nforensics.walk import map_strings
 
 # Every quantifier is bounded or unambiguous, so each pattern is linear in its input.
 _ESCAPES = re.compile(

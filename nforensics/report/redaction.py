@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 
-from nforensics.records import map_strings
+from nforensics.walk import map_strings
 from nforensics.redact import Redactor
 from nforensics.report.model import BugReport, Redaction
 
