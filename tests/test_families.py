@@ -1377,3 +1377,47 @@ def test_protobuf_refusing_old_generated_code_is_a_version_skew_in_a_neuron_run(
                "generated code is out of date and must be regenerated with protoc >= 3.19.0.\n")
     assert _top_family("$ pip list | grep neuron\ntorch-neuronx 1.13.1.1.9.0\n" + refused) == "version-skew"
     assert _top_family(refused) != "version-skew"  # nothing says the run involved Neuron
+
+
+NOTHING_PARTITIONED = ("RuntimeError: No operations were successfully partitioned and compiled to neuron for this model "
+                       "- aborting trace!\n")
+
+
+def test_a_trace_that_placed_no_operator_on_neuron_is_an_unsupported_model():
+    assert _top_family(NOTHING_PARTITIONED) == "framework-unsupported-op"
+    # The compiler failing on the partitions is what failed, where the log shows it.
+    ice = ("02/22/2022 12:27:28 PM ERROR [neuron-cc]: ***************************************************************\n"
+           "02/22/2022 12:27:28 PM ERROR [neuron-cc]:  An Internal Compiler Error has occurred\n"
+           "02/22/2022 12:27:28 PM ERROR [neuron-cc]: ***************************************************************\n"
+           "02/22/2022 12:27:28 PM ERROR [neuron-cc]: Error class:    AssertionError\n")
+    assert _top_family(ice + NOTHING_PARTITIONED) == "compiler-internal-crash"
+    # The near miss: a trace that placed every operator.
+    assert _top_family("INFO:Neuron:All operations were successfully partitioned and compiled to neuron for this model\n") is None
+
+
+IMPORT_WARNING = ("/v/lib/python3.12/site-packages/neuronx_distributed/modules/moe/blockwise.py:102: UserWarning: Warning: "
+                  "Failed to import blockwise_mm_bwd: No module named 'neuronxcc.nki._private.blockwise_mm_bwd'\n"
+                  '  warnings.warn(f"Warning: {error}")\n')
+
+
+def test_a_run_that_printed_python_warnings_and_went_on_has_no_failure():
+    """Also the warning's second print, which the flood shortcut does not parse again."""
+    finished = IMPORT_WARNING + "Neuron: Skipping model warmup\n" + IMPORT_WARNING + "[wan] video saved to /tmp/v.mp4\n"
+    assert [f for f in analyze_text(finished).findings if f.severity == "error"] == []
+    # The near miss: the same words raised, not warned.
+    raised = "ModuleNotFoundError: No module named 'neuronxcc.nki._private.blockwise_mm_bwd'\n"
+    assert _top_family(IMPORT_WARNING + raised) is not None
+
+
+def test_the_hub_cache_refusing_a_push_is_a_compile_cache_access_failure():
+    refused = ("Could not push the cached model to the repo aws-neuron/optimum-neuron-cache, most likely due to not "
+               "having the write permission for this repo. Exact error: 401 Client Error.\n")
+    assert _top_family(refused) == "compile-cache-access"
+    assert _top_family("Pushed the cached model to the repo aws-neuron/optimum-neuron-cache.\n") is None
+
+
+def test_a_runtime_that_does_not_know_the_devices_architecture_is_version_skew():
+    line = "2024-Dec-23 22:35:20.691409 28490:28590 ERROR  TDRV:arch_init                 Architecture not found 1\n"
+    assert _top_family(line) == "version-skew"
+    # A model's architecture a library does not know is no runtime's.
+    assert _top_family("ValueError: Model architecture not found in the registry\n") != "version-skew"
