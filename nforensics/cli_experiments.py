@@ -35,6 +35,10 @@ _COMPILE_ONLY = typer.Option(False, "--compile-only", help="Runs need no device 
                              "capped by free host memory / --mem-per-run.")
 _MEM_PER_RUN = typer.Option(None, "--mem-per-run", help="Host memory one compile-only run may take (default 8G).")
 _BACKEND = typer.Option(None, "--backend", help="local (a pool on this host, default) or ray.")
+_COMPILERS = typer.Option(None, "--compiler-versions", help="V1,V2,... neuronx-cc releases (2.21 or 2.21.18209.0): "
+                          "each variant runs with each, installed once into a cached venv by your pip's index.")
+_SDK_RELEASES = typer.Option(None, "--sdk-releases", help="R1,R2,... Neuron SDK releases: the neuronx-cc each shipped "
+                             "(as --compiler-versions).")
 _ADDRESS = typer.Option(None, "--address", help="Ray cluster: HOST:PORT, ray://HOST:PORT or auto (default: "
                         "$RAY_ADDRESS, else a `ray start` cluster of this host, else a new local one).")
 
@@ -78,8 +82,9 @@ def sweep(
     plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
     cores_per_run: Optional[int] = _CORES_PER_RUN, compile_only: bool = _COMPILE_ONLY, mem_per_run: Optional[str] = _MEM_PER_RUN,
     backend: Optional[str] = _BACKEND, address: Optional[str] = _ADDRESS,
+    compiler_versions: Optional[str] = _COMPILERS, sdk_releases: Optional[str] = _SDK_RELEASES,
 ) -> None:
-    """Run the full matrix of knob values and judge every variant."""
+    """Run the full matrix of knob values (and compiler releases) and judge every variant."""
     _experiment("sweep", locals())
 
 
@@ -93,8 +98,10 @@ def bisect(
     plan: Optional[str] = _PLAN, format: str = _EXP_FORMAT, csv: Optional[str] = _CSV, parquet: Optional[str] = _PARQUET,
     cores_per_run: Optional[int] = _CORES_PER_RUN, compile_only: bool = _COMPILE_ONLY, mem_per_run: Optional[str] = _MEM_PER_RUN,
     backend: Optional[str] = _BACKEND, address: Optional[str] = _ADDRESS,
+    compiler_versions: Optional[str] = _COMPILERS, sdk_releases: Optional[str] = _SDK_RELEASES,
 ) -> None:
-    """Find the smallest value of an ordered knob that reproduces, in at most ceil(log2(n))+2 runs."""
+    """Find the smallest value of an ordered knob that reproduces, in at most ceil(log2(n))+2 runs; over
+    --compiler-versions (oldest first), the release that broke it or the first that fixed it."""
     _experiment("bisect", locals())
 
 

@@ -208,7 +208,7 @@ def test_bisect_finds_the_boundary_within_budget(tmp_path):
                         "--", *DOUBLE_CMD, "bf16", "--layers", "{layers}", "--log", str(log))  # fmt: skip
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"boundary", "runs", "monotone"}
+    assert set(data) == {"boundary", "runs", "monotone", "fixes"}
     assert data["boundary"] == "20" and data["monotone"] is True
     assert data["runs"] <= math.ceil(math.log2(40)) + 2
     assert len(log.read_text().splitlines()) == data["runs"]  # every run counted, none repeated
@@ -228,7 +228,7 @@ def test_bisect_never_counts_a_different_failure_as_reproducing(tmp_path):
     # Every value fails, but with NCC_EOOM001: there is no boundary for NCC_IXLV002.
     result = cli("bisect", "--expect", "NCC_IXLV002", "--knob", "n=1..8", "--format", "json",
                         "--journal", str(tmp_path / "j"), "--", *DOUBLE_CMD, "other", "--n={n}")  # fmt: skip
-    assert json.loads(result.stdout) == {"boundary": None, "runs": 2, "monotone": True}
+    assert json.loads(result.stdout) == {"boundary": None, "runs": 2, "monotone": True, "fixes": False}
     assert result.returncode == 1
 
 

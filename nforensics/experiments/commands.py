@@ -15,6 +15,7 @@ from rich.console import Console
 
 from nforensics.errors import InputError
 from nforensics.experiments import strategies
+from nforensics.experiments.compilers import COMPILER
 from nforensics.experiments.journal import Journal, check_export, export
 from nforensics.experiments.oracle import REPRODUCES, Expectation, exit_code, expectation
 from nforensics.experiments.plan import DEFAULT_TIMEOUT, Settings, Template, parse_assignment, settings
@@ -147,11 +148,11 @@ def _fixed(s: Settings) -> dict[str, str]:
 
 def _bisect(exp: Experiment, s: Settings, fmt: str, color: bool) -> CommandOutput:
     knob, values = _one_knob(s, "bisect")
-    result = strategies.bisect(exp, s.template, knob, values, _fixed(s))
+    result = strategies.bisect(exp, s.template, knob, values, _fixed(s), either_way=knob == COMPILER)
     warnings = "".join(f"nforensics: warning: {w}\n" for w in result.warnings)
     code = 0 if result.boundary is not None else 1
     if fmt == "json":
-        data = {"boundary": result.boundary, "runs": result.runs, "monotone": result.monotone}
+        data = {"boundary": result.boundary, "runs": result.runs, "monotone": result.monotone, "fixes": result.fixes}
         return CommandOutput(json.dumps(data, indent=2) + "\n", warnings, code)
     text = bisect_text(result, knob, s.expect, strategies.bisect_budget(len(values)), color)
     return CommandOutput(text, warnings, code)

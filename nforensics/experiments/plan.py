@@ -19,6 +19,7 @@ from typing import Sequence
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nforensics.errors import InputError
+from nforensics.experiments.compilers import COMPILER, requirement, versions_for_sdk
 from nforensics.experiments.runner import Variant
 from nforensics.experiments.slots import CORES, parse_size
 from nforensics.rayconnect import check_backend
@@ -67,6 +68,7 @@ class Template:
             inputs=tuple(sorted({*self.inputs, *named})),
             cwd=self.cwd,
             knobs=tuple((k, str(v)) for k, v in knobs.items()),
+            compiler=values.get(COMPILER),
         )
 
     def _named_files(self, argv: list[str]) -> tuple[list[str], set[tuple[str, str]]]:
@@ -223,6 +225,8 @@ def settings(
     hlo: str | None = None,
     budget: int | None = None,
     out: str | None = None,
+    compiler_versions: str | None = None,
+    sdk_releases: str | None = None,
 ) -> Settings:
     """Merge command-line values (None = not given) over the plan file; validate; build the template."""
     spec, base = load_plan(plan)
@@ -238,6 +242,7 @@ def settings(
     for k in knobs or []:
         name, values = parse_assignment(k, "--knob")
         knob_values[name] = parse_values(name, values)
+    knob_values.update(_compiler_knob(compiler_versions, sdk_releases))
     here = Path.cwd()
     cwd_dir = cwd or (str(base / spec.cwd) if spec.cwd else None)
     declared = [(here, p) for p in inputs or []] + [(base, p) for p in spec.inputs]
@@ -261,7 +266,7 @@ def settings(
             raise InputError(f"reduce needs {{{ITEMS}}} in the command "
                              f"(an argument exactly `{{{ITEMS}}}` expands to separate arguments)")
     cases = [{k: str(v) for k, v in case.items()} for case in spec.cases]
-    unused = ({*knob_values} | {k for c in cases for k in c}) - template.placeholders()
+    unused = ({*knob_values} | {k for c in cases for k in c}) - template.placeholders() - {COMPILER}
     if unused:
         name = sorted(unused)[0]
         raise InputError(f"knob {name} is not used by the command: put {{{name}}} in an argument or --env value")
@@ -352,3 +357,16 @@ def confirm_variant(template: Template, knobs: dict[str, str], confirm) -> tuple
     if variant.key() == template.variant(knobs).key():
         return None, "the variant would be identical to the baseline"
     return variant, ""
+
+
+def _compiler_knob(versions: str | None, releases: str | None) -> dict[str, list[str]]:
+    """--compiler-versions 2.21,2.22 or --sdk-releases 2.24,2.25 (the neuronx-cc each shipped): the `compiler`
+    knob, which runs each variant with that release first on its PATH (experiments/compilers.py)."""
+    if versions and releases:
+        raise InputError("give --compiler-versions or --sdk-releases, not both")
+    if not (versions or releases):
+        return {}
+    wanted = [v.strip() for v in (versions or releases or "").split(",") if v.strip()]
+    for version in wanted if versions else []:
+        requirement(version)  # a typo is refused before anything is installed
+    return {COMPILER: wanted if versions else versions_for_sdk(wanted)}

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, Protocol
 
+from nforensics.experiments import compilers
 from nforensics.procs import RUN_MARK, Tail, drain, kill_tree, spawn, writing
 from nforensics.experiments.slots import CORES, VISIBLE_CORES
 from nforensics.experiments.oracle import (
@@ -58,15 +59,18 @@ class Variant:
     inputs: tuple[tuple[str, str], ...] = ()  # (name in the run directory, or "" when not copied; source)
     cwd: str | None = None  # None: a fresh temporary directory per run
     knobs: tuple[tuple[str, str], ...] = ()
+    compiler: str | None = None  # the neuronx-cc release to run with (experiments/compilers.py); None: PATH's
 
     def key(self) -> str:
-        identity = {
+        identity: dict[str, object] = {
             "argv": self.argv,
             "env": sorted(self.env),
             "unset_env": sorted(self.unset_env),
             "cwd": self.cwd,
             "inputs": sorted((name, src, _file_digest(src, *_stamp(src))) for name, src in self.inputs),
         }
+        if self.compiler is not None:
+            identity["compiler"] = self.compiler
         return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
 
 
@@ -196,6 +200,11 @@ def execute(spec: RunSpec) -> Outcome:
             argv = tuple(a.replace(CORES_PLACEHOLDER, spec.visible_cores) for a in argv)
         env.update((k, v.replace(CORES_PLACEHOLDER, spec.visible_cores or "")) for k, v in variant.env)
         env["TMPDIR"] = run_dir  # compiler workdirs stay inside the run too
+        if variant.compiler is not None:
+            try:
+                env["PATH"] = os.pathsep.join([str(compilers.bin_dir(variant.compiler)), env.get("PATH", os.defpath)])
+            except compilers.InstallFailed as failed:
+                return _untestable(str(failed), started)
         env[RUN_MARK] = mark  # inherited by everything the run starts, even past setsid
         try:
             _copy_inputs(variant.inputs, run_dir)

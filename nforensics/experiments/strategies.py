@@ -26,20 +26,24 @@ def sweep(exp: Experiment, template: Template, knobs: dict[str, list[str]], case
 
 @dataclass
 class BisectResult:
-    boundary: str | None  # the smallest value that reproduces
+    boundary: str | None  # the smallest value that reproduces (with `fixes`: that no longer reproduces)
     runs: int
     monotone: bool
     warnings: list[str] = field(default_factory=list)
     results: list[VariantResult] = field(default_factory=list)
+    fixes: bool = False  # the failure goes away along the knob: the boundary is where it stops
 
 
 def bisect(
-    exp: Experiment, template: Template, knob: str, values: list[str], fixed: dict[str, str] | None = None
+    exp: Experiment, template: Template, knob: str, values: list[str], fixed: dict[str, str] | None = None,
+    either_way: bool = False,
 ) -> BisectResult:
     """The smallest value of an ordered knob that reproduces, in at most ceil(log2(n)) + 2 runs.
 
     Both ends are checked first: if the first value already reproduces while the last does not, the
-    failure is not monotone in the knob and the answer cannot be trusted.
+    failure is not monotone in the knob and the answer cannot be trusted; unless the knob goes `either_way`
+    (compiler releases: a later release may fix what an earlier one broke), and then the answer is the first
+    value that no longer reproduces.
     """
     fixed = fixed or {}
     tested: dict[int, VariantResult] = {}
@@ -52,21 +56,22 @@ def bisect(
     def done(boundary: int | None, monotone: bool = True, *warnings: str) -> BisectResult:
         ordered = [tested[i] for i in sorted(tested)]
         answer = None if boundary is None else values[boundary]
-        return BisectResult(answer, len(tested), monotone, list(warnings), ordered)
+        return BisectResult(answer, len(tested), monotone, list(warnings), ordered, fixes)
 
     lo, hi = 0, len(values) - 1
     first, last = check(lo, hi) if hi > lo else check(lo) * 2
     for end, result in ((values[lo], first), (values[hi], last)):
         if result.verdict == UNTESTABLE:
             return done(None, True, f"{knob}={end} is untestable ({result.runs[0].note}): no boundary")
-    if first.reproduces:
+    fixes = either_way and first.reproduces and not last.reproduces
+    if first.reproduces and not fixes:
         if not last.reproduces:
             why = f"the failure is not monotone in {knob}: {values[lo]} reproduces but {values[hi]} does not"
             return done(lo, False, why)
         return done(lo)
-    if not last.reproduces:
+    if not (last.reproduces or fixes):
         return done(None)
-    # Invariant: values[lo] does not reproduce, values[hi] does.
+    # Invariant: values[lo] does not reproduce and values[hi] does (with `fixes`: the other way round).
     skipped: set[int] = set()
     while hi - lo > 1:
         candidates = sorted((i for i in range(lo + 1, hi) if i not in skipped), key=lambda i: abs(i - (lo + hi) // 2))
@@ -77,7 +82,7 @@ def bisect(
         (result,) = check(mid)
         if result.verdict == UNTESTABLE:
             skipped.add(mid)
-        elif result.reproduces:
+        elif result.reproduces != fixes:
             hi = mid
         else:
             lo = mid

@@ -87,7 +87,8 @@ def sweep_text(results, expect: str, color: bool) -> str:
 
 def bisect_text(result, knob: str, expect: str, budget: int, color: bool) -> str:
     """The runs of a strategies.BisectResult and the boundary they found, or that there is none."""
-    answer = (f"boundary: {knob}={result.boundary} is the smallest value that reproduces {expect}"
+    answer = (f"boundary: {knob}={result.boundary} is the first value that no longer reproduces {expect}" if result.fixes
+              else f"boundary: {knob}={result.boundary} is the smallest value that reproduces {expect}"
               if result.boundary is not None else f"no value of {knob} reproduces {expect}")  # fmt: skip
     line = escape(f"{answer} ({result.runs} runs, budget {budget})")
     return _text([_runs_table(result.results, f"bisect {knob}"), line], color)
