@@ -494,10 +494,53 @@ def test_confirm_plan_prints_the_runs_and_their_cost_and_runs_nothing(tmp_path):
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     planned = {h["id"]: h for h in data["hypotheses"]}
-    assert planned["sendrecv-kernel-called-twice"]["command"][-3:] == ["1", "--out-dim", "128"]
-    assert planned["lnc2-default-on-trn2"]["why_not"] and planned["lnc2-default-on-trn2"]["command"] is None
-    runs = 1 + sum(h["command"] is not None for h in data["hypotheses"])
-    assert data["cost"] == {"runs": runs, "compiles": runs, "device_runs": runs, "neuron_cores_per_run": 1}
+    assert planned["sendrecv-kernel-called-twice"]["runs"][0]["command"][-3:] == ["1", "--out-dim", "128"]
+    assert planned["lnc2-default-on-trn2"]["why_not"] and planned["lnc2-default-on-trn2"]["runs"] == []
+    runs = 1 + sum(len(h["runs"]) for h in data["hypotheses"])
+    # NCC_IXLV002 is a compile's failure: the baseline and every check compile, none needs a NeuronCore.
+    assert data["baseline_tier"] == "compile" and {h["tier"] for h in data["hypotheses"]} == {"compile"}
+    assert data["cost"] == {"runs": runs, "compiles": runs, "device_runs": 0, "neuron_cores_per_run": 0}
     assert not (tmp_path / "j").exists()  # nothing ran, nothing was journaled
-    text = cli(*common, "--compile-only").stdout
+    text = cli(*common).stdout
     assert f"cost: {runs} runs: {runs} compiles, no device run" in text and "Nothing was run." in text
+    assert "sendrecv-kernel-called-twice: [compile]" in text
+
+
+def test_confirm_plan_of_a_matrix_runs_every_cell_but_the_baseline(tmp_path):
+    """Seed 003: XLA_USE_BF16 x --auto-cast, the cell that is the failing baseline left out."""
+    log = tmp_path / "failure.log"
+    env = {**os.environ, "XLA_USE_BF16": "1", "NEURON_CC_FLAGS": "--auto-cast=none"}
+    log.write_text(subprocess.run([*DOUBLE_CMD, "bf16", "--layers", "20"], capture_output=True, text=True, env=env).stderr)
+    common = ("confirm", str(log), "--repro", f"{DOUBLE} bf16 --layers {{n_layers}}", "--knob", "n_layers=20",
+              "--env", "XLA_USE_BF16=1", "--env", "NEURON_CC_FLAGS=--auto-cast=none", "--journal", str(tmp_path / "j"))
+    plan = json.loads(cli(*common, "--plan", "--format", "json").stdout)
+    cells = {(r["env"]["XLA_USE_BF16"], r["env"]["NEURON_CC_FLAGS"])
+             for h in plan["hypotheses"] if h["id"] == "global-bf16-with-autocast-none" for r in h["runs"]}
+    assert cells == {("0", "--auto-cast=none"), ("1", "--auto-cast=matmult"), ("0", "--auto-cast=matmult")}
+    result = json.loads(cli(*common, "--format", "json").stdout)
+    check = next(h for h in result["hypotheses"] if h["id"] == "global-bf16-with-autocast-none")
+    assert check["status"] == "confirmed" and len(check["runs"]) == 3 and "(3/3 runs)" in check["reason"]
+
+
+def _tiered_signature():
+    from nforensics.knowledge.schema import Confirm, HypothesisSpec
+
+    class Signature:  # the two fields confirm reads, with one check per tier
+        id, component = "tiered", "compiler"
+        hypotheses = [
+            HypothesisSpec(id="by-compile", title="c", confirm=Confirm(description="x=1", expect=PASSES, knobs={"x": "1"})),
+            HypothesisSpec(id="on-device", title="d",
+                           confirm=Confirm(description="y=1", expect=PASSES, knobs={"y": "1"}, tier="device")),
+        ]
+    return Signature
+
+
+@pytest.mark.parametrize(("fixed_by_x", "device_status"), [(True, "not checked"), (False, "refuted")])
+def test_device_checks_run_only_when_the_compile_tier_did_not_decide(tmp_path, fixed_by_x, device_status):
+    exp = _experiment(tmp_path, lambda argv: not (fixed_by_x and argv[0] == "1"))
+    result = strategies.confirm(exp, Template(argv=("cmd", "{x}", "{y}")), {"x": "0", "y": "0"}, _tiered_signature(), None)
+    status = {c.id: (c.status, c.tier) for c in result.checks}
+    assert status["by-compile"] == ("confirmed" if fixed_by_x else "refuted", "compile")
+    assert status["on-device"] == (device_status, "device")
+    assert exp.backend.calls == (2 if fixed_by_x else 3)  # the device run is made only when it can decide
+    exp.journal.close()

@@ -182,8 +182,9 @@ def _confirm(exp: Experiment, s: Settings, fmt: str, color: bool, finding) -> Co
             "code": result.code,
             "baseline": _run_json(result.baseline, s.repeat, evidence=True),
             "hypotheses": [
-                {"id": c.id, "title": c.title, "expect": c.expect, "status": c.status, "reason": c.reason,
-                 "run": _run_json(c.result, s.repeat, evidence=True) if c.result else None}  # fmt: skip
+                {"id": c.id, "title": c.title, "expect": c.expect, "status": c.status, "reason": c.reason, "tier": c.tier,
+                 "run": _run_json(c.result, s.repeat, evidence=True) if c.result else None,
+                 "runs": [_run_json(r, s.repeat, evidence=True) for r in c.results]}  # fmt: skip
                 for c in result.checks
             ],
         }
@@ -196,16 +197,23 @@ def _confirm_plan(s: Settings, fmt: str, finding) -> CommandOutput:
     signature = _signature(finding)
     knobs = {name: values[0] for name, values in s.knobs.items()}
     planned = [(h.id, h.confirm.description if h.confirm else None, h.confirm.expect if h.confirm else None,
-                variant, why) for h, variant, why in strategies.confirm_plan(s.template, knobs, signature)]
-    runs = (1 + sum(variant is not None for *_, variant, _ in planned)) * s.repeat
-    cost = {"runs": runs, "compiles": runs, "device_runs": 0 if s.compile_only else runs,
-            "neuron_cores_per_run": 0 if s.compile_only else s.cores_per_run or 1}
+                strategies.check_tier(h, signature), variants, why)
+               for h, variants, why in strategies.confirm_plan(s.template, knobs, signature)]
+    on_device = {"compile": 0, "device": 0}
+    on_device[strategies.baseline_tier(signature)] += 1
+    for _, _, _, tier, variants, _ in planned:
+        on_device[tier] += len(variants)
+    runs = (on_device["compile"] + on_device["device"]) * s.repeat
+    device_runs = 0 if s.compile_only else on_device["device"] * s.repeat
+    cost = {"runs": runs, "compiles": runs, "device_runs": device_runs,
+            "neuron_cores_per_run": s.cores_per_run or 1 if device_runs else 0}
     if fmt == "json":
         data = {"signature": signature.id, "baseline": list(s.template.variant(knobs).argv), "cost": cost,
-                "hypotheses": [{"id": hid, "change": what, "expect": expect, "why_not": why or None,
-                                "command": list(v.argv) if v else None, "env": dict(v.env) if v else None,
-                                "unset_env": list(v.unset_env) if v else None}
-                               for hid, what, expect, v, why in planned]}
+                "baseline_tier": strategies.baseline_tier(signature),
+                "hypotheses": [{"id": hid, "change": what, "expect": expect, "tier": tier, "why_not": why or None,
+                                "runs": [{"command": list(v.argv), "env": dict(v.env), "unset_env": list(v.unset_env),
+                                          "knobs": dict(v.knobs)} for v in variants]}
+                               for hid, what, expect, tier, variants, why in planned]}
         return CommandOutput(json.dumps(data, indent=2) + "\n")
     return CommandOutput(confirm_plan_text(signature.id, planned, cost))
 

@@ -8,6 +8,7 @@ same settings so a team keeps them beside the reproducer; command-line options o
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -343,20 +344,30 @@ def _argv(value: list[str] | str | None) -> list[str]:
     return shlex.split(value) if isinstance(value, str) else list(value)
 
 
-def confirm_variant(template: Template, knobs: dict[str, str], confirm) -> tuple[Variant | None, str]:
-    """The variant a hypothesis' `confirm` block (knowledge.schema.Confirm) asks for, or None and why not."""
-    missing_knobs = set(confirm.knobs) - template.placeholders()
+_ENV_KEY = "env:"  # a matrix key that sets an environment variable instead of a knob
+
+
+def confirm_variants(template: Template, knobs: dict[str, str], confirm) -> tuple[list[Variant], str]:
+    """The variants a hypothesis' `confirm` block (knowledge.schema.Confirm) asks for, one per cell of its
+    matrix (one without a matrix), or none and why not."""
+    placed = {k for k in confirm.matrix if not k.startswith(_ENV_KEY) and k != COMPILER}
+    missing_knobs = (set(confirm.knobs) | placed) - template.placeholders()
     if missing_knobs:
-        return None, f"the command has no {{{sorted(missing_knobs)[0]}}} placeholder to set"
+        return [], f"the command has no {{{sorted(missing_knobs)[0]}}} placeholder to set"
     missing_args = [a for a in confirm.args_remove if a not in template.argv]
     if missing_args:
-        return None, f"the command has no argument {missing_args[0]} to remove"
-    changed = template.changed(set_env=confirm.set_env, unset_env=confirm.unset_env,
-                               args_add=confirm.args_add, args_remove=confirm.args_remove)  # fmt: skip
-    variant = changed.variant({**knobs, **confirm.knobs})
-    if variant.key() == template.variant(knobs).key():
-        return None, "the variant would be identical to the baseline"
-    return variant, ""
+        return [], f"the command has no argument {missing_args[0]} to remove"
+    variants = []
+    for cell in itertools.product(*confirm.matrix.values()):
+        values = dict(zip(confirm.matrix, cell, strict=True))
+        env = {k[len(_ENV_KEY):]: v for k, v in values.items() if k.startswith(_ENV_KEY)}
+        changed = template.changed(set_env={**confirm.set_env, **env}, unset_env=confirm.unset_env,
+                                   args_add=confirm.args_add, args_remove=confirm.args_remove)  # fmt: skip
+        cell_knobs = {k: v for k, v in values.items() if not k.startswith(_ENV_KEY)}
+        variants.append(changed.variant({**knobs, **confirm.knobs, **cell_knobs}))
+    baseline = template.variant(knobs).key()
+    variants = [v for v in variants if v.key() != baseline]
+    return (variants, "") if variants else ([], "the variant would be identical to the baseline")
 
 
 def _compiler_knob(versions: str | None, releases: str | None) -> dict[str, list[str]]:

@@ -336,7 +336,8 @@ class Experiment:
             self._keys[variant] = variant.key()
         return self._keys[variant]
 
-    def run(self, variants: Iterable[Variant]) -> list[VariantResult]:
+    def run(self, variants: Iterable[Variant], cores: int | None = None) -> list[VariantResult]:
+        """`cores`: NeuronCores each of these runs needs, when not the experiment's (0: a compile-only tier)."""
         variants = list(variants)
         todo: dict[tuple[str, int], RunSpec] = {}
         for variant in variants:
@@ -345,7 +346,8 @@ class Experiment:
             for attempt in range(self.repeat):
                 if (key, attempt) in self._done or (key, attempt) in todo:
                     continue
-                todo[(key, attempt)] = RunSpec(variant, self.expect, self.timeout, attempt, self.cores)
+                todo[(key, attempt)] = RunSpec(variant, self.expect, self.timeout, attempt,
+                                               self.cores if cores is None else cores)
         if self.observer:
             self.observer.planned(len(todo))
         for spec, outcome in self.backend.run(list(todo.values())):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence, TypeVar
 
 from nforensics.experiments.oracle import UNTESTABLE
-from nforensics.experiments.plan import Template, Variant, confirm_variant
+from nforensics.experiments.plan import Template, Variant, confirm_variants
 from nforensics.knowledge.schema import HypothesisSpec
 from nforensics.experiments.runner import Experiment, VariantResult
 
@@ -157,7 +157,9 @@ class HypothesisCheck:
     expect: str | None  # the verdict that confirms it
     status: str  # confirmed | refuted | inconclusive | not checked
     reason: str
-    result: VariantResult | None
+    result: VariantResult | None  # the run that decided it (the first that did not give `expect`, else the first)
+    results: list[VariantResult] = field(default_factory=list)  # every run of its plan (a matrix has several)
+    tier: str = "device"
 
 
 @dataclass
@@ -168,36 +170,69 @@ class ConfirmResult:
     checks: list[HypothesisCheck]
 
 
-def confirm_plan(template: Template, knobs: dict[str, str], signature) -> list[tuple[HypothesisSpec, Variant | None, str]]:
-    """Per hypothesis: the variant its `confirm` block asks for, or None and why it cannot be run."""
-    return [(h, *confirm_variant(template, knobs, h.confirm)) if h.confirm else (h, None, "no re-run declared")
+def confirm_plan(template: Template, knobs: dict[str, str], signature) -> list[tuple[HypothesisSpec, list[Variant], str]]:
+    """Per hypothesis: the variants its `confirm` block asks for (one per matrix cell), or none and why."""
+    return [(h, *confirm_variants(template, knobs, h.confirm)) if h.confirm else (h, [], "no re-run declared")
             for h in signature.hypotheses]  # fmt: skip
 
 
+def baseline_tier(signature) -> str:
+    """A failure the compiler reports (on the graph or on a kernel) reproduces without a device: its baseline,
+    and every check that does not say otherwise, is a compile-tier run."""
+    return "compile" if signature.component in ("compiler", "nki") else "device"
+
+
+def check_tier(hypothesis: HypothesisSpec, signature) -> str:
+    return (hypothesis.confirm.tier if hypothesis.confirm else None) or baseline_tier(signature)
+
+
 def confirm(exp: Experiment, template: Template, knobs: dict[str, str], signature, code: str | None) -> ConfirmResult:
-    """Run the baseline and each hypothesis' declared variant; a hypothesis is confirmed when its variant
-    gets the verdict the knowledge base says it should (and the baseline reproduces)."""
+    """Run the baseline and each hypothesis' declared variants, the compile tier first (no NeuronCore) and the
+    device tier only when no compile-tier check confirmed its hypothesis. A hypothesis is confirmed when every
+    run of its plan gets the verdict the knowledge base predicts (and the baseline reproduces)."""
     planned = confirm_plan(template, knobs, signature)
-    variants = [template.variant(knobs)] + [v for _, v, _ in planned if v is not None]
-    results = iter(exp.run(variants))
-    baseline = next(results)
-    checks = []
-    for hyp, variant, why_not in planned:
-        expect = hyp.confirm.expect if hyp.confirm else None
-        if variant is None:
-            checks.append(HypothesisCheck(hyp.id, hyp.title, expect, "not checked", why_not, None))
-            continue
-        result = next(results)
-        assert hyp.confirm is not None  # a variant is planned only for a declared check
-        if not baseline.reproduces:
-            status, reason = "inconclusive", f"the baseline did not reproduce ({baseline.verdict})"
-        elif result.verdict == UNTESTABLE:
-            status, reason = "inconclusive", f"the variant was untestable ({result.runs[0].note})"
-        elif result.verdict == expect:
-            status, reason = "confirmed", f"{hyp.confirm.description}: {result.verdict} as predicted"
-        else:
-            status, reason = "refuted", f"{hyp.confirm.description}: {result.verdict}, predicted {expect}"
-        if result.flaky:
-            reason += f" (flaky: {result.flaky})"
-        checks.append(HypothesisCheck(hyp.id, hyp.title, expect, status, reason, result))
-    return ConfirmResult(signature.id, code, baseline, checks)
+    by_tier = {tier: [(h, variants) for h, variants, _ in planned if variants and check_tier(h, signature) == tier]
+               for tier in ("compile", "device")}
+    compile_runs = [v for _, variants in by_tier["compile"] for v in variants]
+    if baseline_tier(signature) == "compile":  # the baseline is a compile too: one batch
+        baseline, *compiled = exp.run([template.variant(knobs), *compile_runs], cores=0)
+    else:
+        (baseline,) = exp.run([template.variant(knobs)])
+        compiled = exp.run(compile_runs, cores=0)
+    checks = _judged_tier(by_tier["compile"], iter(compiled), baseline, "compile")
+    decided = next((c.id for c in checks.values() if c.status == "confirmed"), None)
+    if decided:
+        why = f"not run: the compile tier decided ({decided} confirmed)"
+        checks |= {h.id: HypothesisCheck(h.id, h.title, h.confirm.expect if h.confirm else None, "not checked", why,
+                                         None, [], "device") for h, _ in by_tier["device"]}
+    else:
+        device_runs = [v for _, variants in by_tier["device"] for v in variants]
+        checks |= _judged_tier(by_tier["device"], iter(exp.run(device_runs)), baseline, "device")
+    ordered = [checks.get(h.id) or HypothesisCheck(h.id, h.title, h.confirm.expect if h.confirm else None, "not checked",
+                                                   why, None) for h, _, why in planned]
+    return ConfirmResult(signature.id, code, baseline, ordered)
+
+
+def _judged_tier(wanted, results, baseline: VariantResult, tier: str) -> dict[str, HypothesisCheck]:
+    return {h.id: _judged(h, [next(results) for _ in variants], baseline, tier) for h, variants in wanted}
+
+
+def _judged(hyp: HypothesisSpec, results: list[VariantResult], baseline: VariantResult, tier: str) -> HypothesisCheck:
+    assert hyp.confirm is not None  # variants are planned only for a declared check
+    expect, what = hyp.confirm.expect, hyp.confirm.description
+    off = [r for r in results if r.verdict != expect]
+    decisive = next((r for r in off if r.verdict != UNTESTABLE), off[0] if off else results[0])
+    cells = f" ({len(results) - len(off)}/{len(results)} runs)" if len(results) > 1 else ""
+    if not baseline.reproduces:
+        status, reason = "inconclusive", f"the baseline did not reproduce ({baseline.verdict})"
+    elif any(r.verdict == UNTESTABLE for r in results):
+        untestable = next(r for r in results if r.verdict == UNTESTABLE)
+        status, reason = "inconclusive", f"a variant was untestable ({untestable.runs[0].note})"
+    elif not off:
+        status, reason = "confirmed", f"{what}: {expect} as predicted{cells}"
+    else:
+        status, reason = "refuted", f"{what}: {decisive.verdict}, predicted {expect}{cells}"
+    flaky = [r.flaky for r in results if r.flaky]
+    if flaky:
+        reason += f" (flaky: {flaky[0]})"
+    return HypothesisCheck(hyp.id, hyp.title, expect, status, reason, decisive, results, tier)

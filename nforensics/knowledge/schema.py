@@ -152,7 +152,13 @@ class EvidenceRule(Strict):
 class Confirm(Strict):
     """How to test a hypothesis by re-running (issue: confirm on hardware): the variant to run and the
     verdict that confirms the hypothesis. `unset_env` and `set_env` change variables; `args_add`/`args_remove`
-    change the command; `knobs` sets template knobs (name -> value)."""
+    change the command; `knobs` sets template knobs (name -> value).
+
+    `matrix` makes it a plan of several runs: each key (a knob, `compiler` for neuronx-cc releases, or
+    `env:NAME`) takes each of its values, every combination on top of the change (the one that is the
+    baseline itself aside), and each run must give `expect`. `tier` says what a run needs: "compile" checks
+    run without a NeuronCore and before any device run; "device" checks run only when no compile-tier check
+    confirmed its hypothesis; unset, the failure's own (a compiler's or a kernel's failure is a compile's)."""
 
     description: str
     expect: Verdict
@@ -161,6 +167,8 @@ class Confirm(Strict):
     args_add: list[str] = Field(default_factory=new_list)
     args_remove: list[str] = Field(default_factory=new_list)
     knobs: dict[str, str] = Field(default_factory=new_dict)
+    matrix: dict[str, list[str]] = Field(default_factory=new_dict)
+    tier: Literal["compile", "device"] | None = None
 
 
 class HypothesisSpec(Strict):

@@ -111,7 +111,7 @@ def confirm_text(result, color: bool) -> str:
     for c in result.checks:
         verdict = c.result.verdict if c.result else ""
         table.add_row(escape(c.id), f"[{_STATUS_STYLE[c.status]}]{c.status}[/]", verdict, escape(c.reason))
-    runs = [result.baseline] + [c.result for c in result.checks if c.result]
+    runs = [result.baseline] + [r for c in result.checks for r in c.results]
     head = escape(f"baseline: {result.baseline.verdict} ({' '.join(result.baseline.variant.argv)})")
     return _text([head, table, _runs_table(runs, "runs (evidence)")], color)
 
@@ -162,11 +162,13 @@ def selftest_text(checks, color: bool) -> str:
 def confirm_plan_text(signature: str, planned, cost: dict) -> str:
     """`confirm --plan`: each hypothesis' run (what it changes, the verdict that confirms it) or why it has
     none, then the cost: runs, compiles, device runs."""
-    lines = [f"confirm plan for {signature}: the baseline run, then one run per hypothesis with a declared check"]
-    for hypothesis, change, expect, variant, why in planned:
-        said = f"{change} -> confirmed if {expect}" if variant is not None else f"not run: {why}"
+    lines = [f"confirm plan for {signature}: the baseline run, then each hypothesis' declared runs, the compile tier "
+             "first (no NeuronCore), the device tier only when no compile-tier check confirmed"]
+    for hypothesis, change, expect, tier, variants, why in planned:
+        runs = f" ({len(variants)} runs)" if len(variants) > 1 else ""
+        said = f"[{tier}] {change} -> confirmed if {expect}{runs}" if variants else f"not run: {why}"
         lines.append(f"  {hypothesis}: {said}")
     device = (f"{cost['device_runs']} device runs ({cost['neuron_cores_per_run']} NeuronCore(s) each)"
-              if cost["device_runs"] else "no device run (--compile-only)")
+              if cost["device_runs"] else "no device run")
     lines.append(f"cost: {cost['runs']} runs: {cost['compiles']} compiles, {device}. Nothing was run.")
     return "\n".join(lines) + "\n"
