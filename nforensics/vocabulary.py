@@ -59,7 +59,9 @@ SECTION_HEADING = compile_linear(r"(?i)^\s*[=\-]{3,}\s*(?:errors|warnings|messag
 
 # Notices tools print on the normal path in failure words: docker's first pull of an image ("Unable to find
 # image 'x:latest' locally", then it pulls it).
-_ROUTINE_NOTICE = compile_linear(r"(?i)unable to find image '[^']{1,400}' locally")
+# (A setting a library says it will ignore, "X is not supported in NeuronTrainer and will be ignored", is
+# its notice that it goes on without it.)
+_ROUTINE_NOTICE = compile_linear(r"(?i)unable to find image '[^']{1,400}' locally|\b(?:will be|is|are) ignored\b")
 
 
 # A command line's option names (`--inject-error=NONE`, `--enable-data-race-checker=false`) name switches, not

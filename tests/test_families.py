@@ -1421,3 +1421,22 @@ def test_a_runtime_that_does_not_know_the_devices_architecture_is_version_skew()
     assert _top_family(line) == "version-skew"
     # A model's architecture a library does not know is no runtime's.
     assert _top_family("ValueError: Model architecture not found in the registry\n") != "version-skew"
+
+
+def test_a_pip_install_a_build_step_ran_that_failed_is_an_install_failure_not_a_compile():
+    step = ('ERROR: failed to solve: process "/bin/sh -c pip3 install --no-cache-dir neuronx-cc[tensorflow] torch-neuronx" '
+            "did not complete successfully: exit code: 1\n")
+    assert _top_family(step) == "pip-resolution"
+    assert _top_family(step.replace("pip3 install --no-cache-dir", "neuronx-cc compile --framework XLA")) != "pip-resolution"
+
+
+def test_logrus_errors_are_the_profilers_only_in_a_run_that_involved_it():
+    line = "ERRO[0004] Processing failed, exiting\n"
+    assert _top_family("$ neuron-profile view -n file.neff -s profile.ntff\n" + line) == "profiler-tools"
+    assert _top_family("ERRO[0000] error waiting for container: context canceled\n") != "profiler-tools"
+
+
+def test_a_setting_a_library_says_it_will_ignore_is_no_failure():
+    notice = "Pin memory is not supported on Neuron and will be ignored.\n"
+    assert _top_family(notice) is None
+    assert _top_family(notice.replace(" and will be ignored", "")) == "model-library-error"

@@ -276,6 +276,7 @@ NEAR_MISSES = [
     ("messages", "exit_status", "the command returned: nothing", "command_returned"),  # no status after it
     ("messages", "outcome", "the process handles signal 9 by flushing its logs", "signalled"),  # not ended by it
     ("messages", "outcome", "the handler for an interrupt by the timer fired", "interrupted"),  # not a user's interrupt
+    ("messages", "outcome", "Process 4242 got signal: 150 updates from its peers", "interrupted"),  # a count, not SIGTERM
     ("messages", "api_call", "nrt_load API: in progress", "api_call"),
     ("messages", "env_setting", "set XLA_USE_BF16 to 1", "env_setting"),
     ("messages", "instance_type", "on a trn1 host", "instance_type"),

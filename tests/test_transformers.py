@@ -172,6 +172,8 @@ CASES = [
     ("messages", "outcome", "Aborted (core dumped) python", ProcessEnd("abort", 6)),
     ("messages", "outcome", "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down",
      ProcessEnd("interrupted", 15)),
+    ("messages", "outcome", "torch.distributed.elastic.multiprocessing.api.SignalException: Process 44570 got signal: 15",
+     ProcessEnd("interrupted", 15)),
     ("messages", "api_call", "NRT:nrt_execute API:OUT", ApiTrace("nrt_execute", "OUT")),
     ("messages", "env_setting", "with XLA_USE_BF16=1, NEURON_CC_FLAGS='-O1'",
      EnvSetting("XLA_USE_BF16", "1", ", NEURON_CC_FLAGS='-O1'")),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -23,7 +22,6 @@ from nforensics.errors import InputError
 COMPILER = "compiler"  # the knob whose values are neuronx-cc versions
 PACKAGE = "neuronx-cc"
 INSTALLED = ".nforensics-installed"  # written last: an environment without it was not finished
-_VERSION = re.compile(r"\d+(?:\.\d+){1,3}")
 INSTALL_TIMEOUT = 1800  # seconds: the Neuron wheels are hundreds of MB
 
 
@@ -33,7 +31,8 @@ class InstallFailed(Exception):
 
 def requirement(version: str) -> str:
     """`2.21` -> any 2.21 release (`neuronx-cc==2.21.*`); a full version (`2.21.18209.0`) -> that one."""
-    if not _VERSION.fullmatch(version):
+    parts = version.split(".")
+    if not (2 <= len(parts) <= 4 and all(part.isdecimal() and part.isascii() for part in parts)):
         raise InputError(f"{version!r} is not a neuronx-cc version (like 2.21 or 2.21.18209.0)")
     return f"{PACKAGE}=={version}" if version.count(".") == 3 else f"{PACKAGE}=={version}.*"
 
