@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import stat
 import sys
 import zlib
 from collections.abc import Iterator
@@ -96,6 +98,15 @@ class LogLines:
 
     def __iter__(self) -> LogLines:
         return self
+
+    @property
+    def size(self) -> int | None:
+        """The input's bytes on disk (compressed, for a .gz), or None for a pipe or terminal."""
+        try:
+            info = os.fstat(self._stream.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return None
+        return info.st_size if stat.S_ISREG(info.st_mode) else None
 
     def __next__(self) -> tuple[int, str]:
         end = self._data.find(b"\n", self._at)

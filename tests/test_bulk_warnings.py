@@ -132,3 +132,16 @@ def test_a_big_log_of_distinct_warnings_is_skipped_and_its_failure_found(tmp_pat
     assert analysis.findings[0].code == "NCC_IXLV002"
     assert 40_001 in decoded  # the warning that holds an anchor was read
     assert len(decoded) < 25_000  # the ungated head, that warning and the failure; not 40,000 more warnings
+
+
+def test_a_big_file_reads_a_shorter_head_whatever_its_words(tmp_path, monkeypatch):
+    """A paste's first lines are all read, a line that lacks every gate word too; a file as big as the tools
+    write (BIG_FILE, made small here) reads only BIG_FILE_UNGATED_LINES so."""
+    monkeypatch.setattr(assembler, "BIG_FILE_UNGATED_LINES", 100)
+    quiet = "".join(f"step {n} loss 2.{n} lr 0.0003\n" for n in range(300))
+    path = tmp_path / "train.log"
+    path.write_text(quiet + "the run stopped: out of disk\n" + quiet)  # a line no gate word lets through
+    kept = lambda: [line.line for line in assembler.assemble("train.log", read_lines(str(path))[1])[1]]  # noqa: E731
+    assert 301 in kept()
+    monkeypatch.setattr(assembler, "BIG_FILE", path.stat().st_size)
+    assert 301 not in kept()

@@ -72,13 +72,17 @@ NATIVE_ONLY = """\
 
 def test_compiler_frames_inside_the_driver_prefix_are_a_compiler_crash_by_stage():
     top = analyze_text(COMPILER_TAIL).findings[0]
-    assert (top.tier, top.family, top.fields.get("stage")) == ("family", "compiler-internal-crash", "tensorizer")
+    assert (top.tier, top.family, top.fields.get("stage")) == ("family", "compiler-tensorizer", "tensorizer")
     assert len(analyze_text(COMPILER_TAIL).findings) == 1, "one crash is one finding"
+    # The near miss: a crash in a stage no narrower family covers is the compiler's internal crash.
+    penguin = COMPILER_TAIL.replace("targets/tonga/passes/TensorCopyElim.py", "ir/AccessPatternAnalysis.py")
+    top = analyze_text(penguin).findings[0]
+    assert (top.family, top.fields.get("stage")) == ("compiler-internal-crash", "penguin")
 
 
 def test_native_frames_alone_are_a_compiler_crash_in_the_backend():
     top = analyze_text(NATIVE_ONLY).findings[0]
-    assert (top.family, top.fields.get("stage")) == ("compiler-internal-crash", "backend")
+    assert (top.family, top.fields.get("stage")) == ("compiler-codegen", "backend")
 
 
 CACHE_REPLAY = """\
@@ -204,6 +208,13 @@ def test_a_second_compile_that_ended_like_the_first_is_not_a_hang():
     twice = COMPILE_ROUND + "tensor([[2., 2.]])\n" + COMPILE_ROUND.replace("18:03:31", "18:03:36")
     assert analyze_text(twice).findings == []
     assert _top_family(twice.removesuffix("Compiler status PASS\n")) == "process-hang"  # the near miss: still open
+
+
+def test_a_line_that_closed_nothing_the_first_time_closes_the_compile_the_second_time():
+    cpu_trace = "WARNING:Neuron:No operator is placed on Neuron runtime; returning a CPU trace\n"
+    started = "INFO:Neuron:Number of arithmetic operators (pre-compilation) before = 1, fused = 0\n"
+    assert analyze_text(cpu_trace + started + cpu_trace).findings == []
+    assert _top_family(cpu_trace + started) == "process-hang"  # the near miss: the second trace not printed
 
 
 @pytest.mark.parametrize("elision", ["...", "[...]", "(snip)", "\u2026", "  [truncated]"])

@@ -28,7 +28,7 @@ from nforensics.vocabulary import code_parts, reads_as_failure
 # Recognition confidence by the strongest kind of selector a rule used (see the module docstring).
 SELECTOR_CONFIDENCE = {
     "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "compiler_heads": 0.6,
-    "frame_paths": 0.6,
+    "frame_paths": 0.6, "stages": 0.6,
     "frame_code": 0.55, "exceptions": 0.55, "raised_in": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
@@ -177,6 +177,14 @@ class FamilyFacts:
             fields["stage"] = placed.stage
         return [f.line for f in hits if f.line], fields
 
+    def stages(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        in_compiler = [(frame, stage) for frame in self.frames
+                       if (stage := place_frame(frame)) and stage.component in ("compiler", "nki")]
+        if not in_compiler or in_compiler[-1][1].stage not in rule.stages:
+            return None
+        frame, stage = in_compiler[-1]
+        return [frame.line] if frame.line else [], {"stage": stage.stage, "crash_component": frame.package_path}
+
     def frame_code(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         patterns = [compiled(p) for p in rule.frame_code]
         hits = [f for f in self.frames if f.code and any(p.search(f.code) for p in patterns)]
@@ -323,7 +331,7 @@ def _any_of(words: Sequence[str]) -> str:
 _SELECTORS = (
     ("code_components", FamilyFacts.code_components), ("nrt_statuses", FamilyFacts.nrt_statuses),
     ("structures", FamilyFacts.structures), ("runtime_heads", FamilyFacts.runtime_heads),
-    ("compiler_heads", FamilyFacts.compiler_heads), ("frame_paths", FamilyFacts.frame_paths),
+    ("compiler_heads", FamilyFacts.compiler_heads), ("frame_paths", FamilyFacts.frame_paths), ("stages", FamilyFacts.stages),
     ("frame_code", FamilyFacts.frame_code), ("exceptions", FamilyFacts.exceptions), ("raised_in", FamilyFacts.raised_in),
     ("outcomes", FamilyFacts.outcomes_),
     ("words", FamilyFacts.words), ("context_words", FamilyFacts.context_words),

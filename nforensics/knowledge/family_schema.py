@@ -37,6 +37,8 @@ class Detect(Strict):
     - `runtime_heads`: regexes on an error-level runtime record head `MODULE:function` (`^ENC:`, `^TDRV:.*mem`).
     - `compiler_heads`: regexes on the component an error-level compiler record names (`[Tensorizer]: ...`).
     - `frame_paths`: regexes on stack-frame file paths of any syntax (Python, IPython, native `.so`, TorchScript).
+    - `stages`: the compiler stage (knowledge/stages.toml) of the deepest frame any traceback or stack places in
+      the compiler: where in the compiler a crash happened, whatever it printed (`tensorizer`, `backend`).
     - `frame_code`: regexes on the source line printed under one of those frames, the call that failed
       (`load_state_dict(`).
     - `exceptions`: regexes on the exception class that ended a traceback (`^ModuleNotFoundError$`).
@@ -62,6 +64,7 @@ class Detect(Strict):
     runtime_heads: list[str] = Field(default_factory=new_list)
     compiler_heads: list[str] = Field(default_factory=new_list)
     frame_paths: list[str] = Field(default_factory=new_list)
+    stages: list[str] = Field(default_factory=new_list)
     frame_code: list[str] = Field(default_factory=new_list)
     exceptions: list[str] = Field(default_factory=new_list)
     raised_in: list[str] = Field(default_factory=new_list)
@@ -88,7 +91,7 @@ class Detect(Strict):
     @model_validator(mode="after")
     def _something(self) -> "Detect":
         selectors = (self.code_components, self.nrt_statuses, self.runtime_heads, self.compiler_heads, self.frame_paths,
-                     self.frame_code, self.exceptions, self.raised_in, self.outcomes, self.structures, self.words)
+                     self.stages, self.frame_code, self.exceptions, self.raised_in, self.outcomes, self.structures, self.words)
         if not any(selectors):
             raise ValueError("a detect rule needs at least one selector besides context_words")
         if self.code_classes and not self.code_components:

@@ -46,7 +46,17 @@ from nforensics.parse.normalise import (
     unwrap,
 )
 from nforensics.parse.shapes import CutMark, ProducerLine
-from nforensics.parse.state import CONTEXT_LINES, CUT_LINE, HANG_TAIL, MAX_RETAINED, MAX_SKELETONS, UNGATED_LINES, WAIT_REPEATS
+from nforensics.parse.state import (
+    BIG_FILE,
+    BIG_FILE_UNGATED_LINES,
+    CONTEXT_LINES,
+    CUT_LINE,
+    HANG_TAIL,
+    MAX_RETAINED,
+    MAX_SKELETONS,
+    UNGATED_LINES,
+    WAIT_REPEATS,
+)
 from nforensics.parse.tracebacks import TracebackReader
 from nforensics.records import ERROR_LEVELS, ParsedLog, ProcessOutcome, SourceLine
 
@@ -98,7 +108,7 @@ class _Assembler(BlockReader, TracebackReader):
             self.open_stack = None
         block_open = (self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
                       or self.open_stack)  # a stack's next frame has no failure word of its own
-        gated = number > UNGATED_LINES
+        gated = number > self.ungated
         if not block_open and (is_quiet(segment) or gated and not is_candidate(segment)):
             if self.context_left:
                 # Detail lines right under an error (`Exception PC: 0x...`) carry no failure word of their own.
@@ -111,6 +121,7 @@ class _Assembler(BlockReader, TracebackReader):
             # line for patterns, skip the parsers; it reads as that line did (its level, a Python warning).
             self._remember_recent(number, raw)
             self.repeats.append((number, self.uneventful[skeleton]))
+            self.track_operations(number, segment)
             return
         before = self._record_count()
         body, wrapper_level = unwrap(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
@@ -129,16 +140,14 @@ class _Assembler(BlockReader, TracebackReader):
             # The line's own producer printed no level the grammars read, but its logger's prefix gave one:
             # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error.
             self._event(number, ProducerLine("framework", body, level=wrapper_level))
-        # A line that opened or closed an operation is no flood: the next one of its shape must be read too.
-        if (skeleton is not None and self._record_count() == before and self.state_changed_at != number
-                and len(self.uneventful) < MAX_SKELETONS):
+        if skeleton is not None and self._record_count() == before and len(self.uneventful) < MAX_SKELETONS:
             self.uneventful[skeleton] = number
 
     def at_rest(self) -> bool:
         """Past the ungated head with no block open and no context owed: the next lines reach a parser, or
         change what is known, only if they hold a gate word (a line at rest that does not is only counted).
         (A blank line would reset an ICE field other than "Error message": with one open, nothing is at rest.)"""
-        return (self.last_line > UNGATED_LINES and not self.context_left and self.ice_field in (None, "Error message")
+        return (self.last_line > self.ungated and not self.context_left and self.ice_field in (None, "Error message")
                 and not (self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback
                          or self.in_cut_here or self.open_stack))
 
@@ -357,7 +366,8 @@ def assemble(source: str, lines: Iterable[tuple[int, str]],
     terminal hard-wrapped are joined first (nforensics/parse/rewrap.py). `warning_anchors` gives the
     catalogue's anchors (KnowledgeBase.warning_anchors), asked for when a big log is first skipped in bulk:
     there, a warning without any is passed over too."""
-    assembler = _Assembler(source)
+    big = isinstance(lines, LogLines) and (lines.size or 0) >= BIG_FILE
+    assembler = _Assembler(source, BIG_FILE_UNGATED_LINES if big else UNGATED_LINES)
     joined = Rejoined(lines)
     # A reader that can skip does so while the assembler is at rest: the lines it passes over are the ones
     # the gate would have let by (the finder is a superset of the gate), so the records are the same.

@@ -90,9 +90,7 @@ class MessageReader(AssemblerState):
         found |= self._statuses(number, text)
         found |= self._outcomes(number, text)
         found |= self._api_calls(number, text)
-        self._compile_progress(number, text)
-        if any(word in text for word in _RESOLVER_WORDS):
-            self._resolver_progress(number, text)
+        self.track_operations(number, text)
         found |= self._settings(number, text)
         found |= self._versions(number, text)
         found |= self._commands(number, text)
@@ -153,23 +151,27 @@ class MessageReader(AssemblerState):
             self.open_apis.pop(trace.api, None)
         return True
 
+    def track_operations(self, number: int, text: str) -> None:
+        """Where a compile or pip's backtracking opens and closes. Also run on a line the flood shortcut does not
+        parse again: the same words close a compile the second time that closed nothing the first."""
+        self._compile_progress(number, text)
+        if any(word in text for word in _RESOLVER_WORDS):
+            self._resolver_progress(number, text)
+
     def _compile_progress(self, number: int, text: str) -> None:
         """Where a compile opens and closes, for telling a hang inside it from a log that stopped after it."""
-        was = self.open_compile
         if COMPILE_END.search(text):
             self.open_compile = None
         elif _COMPILE_START.search(text):
             self.open_compile = number
-        if self.open_compile != was:
-            self.state_changed_at = number
 
     def _resolver_progress(self, number: int, text: str) -> None:
         """pip fetching release after release of one package is its resolver backtracking: a log that ends
         there is still resolving (the Neuron wheels are hundreds of MB each, so it can take hours)."""
         if "Successfully installed" in text:
-            self.resolving, self.state_changed_at = None, number
+            self.resolving = None
         elif "pip is looking" in text:  # pip says so itself
-            self.resolving = self.state_changed_at = number
+            self.resolving = number
         elif fetched := _PIP_FETCH.match(text):
             versions = self.fetched_versions.setdefault(fetched.group(1).lower().replace("-", "_"), set())
             versions.add(fetched.group(2))

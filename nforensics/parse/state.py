@@ -26,8 +26,11 @@ RECENT_CANDIDATES = 2000  # plain candidate lines kept from the end of the input
 CONTEXT_LINES = 3  # plain lines kept after a line that carried a record, for wrapped runtime details
 CONTINUATION_LINES = 16  # a coded message spans at most this many physical lines
 # The word gate (nforensics/parse/gates.py) only pays on big logs: the first lines of any input are all parsed,
-# so a pasted log's failure line is never lost for lacking a gate word.
+# so a pasted log's failure line is never lost for lacking a gate word. A file this big was written by the tools,
+# not pasted and edited: its head is shorter (its lines are the producers' own, and the gate knows their words).
 UNGATED_LINES = 20000
+BIG_FILE = 64 << 20  # bytes on disk
+BIG_FILE_UNGATED_LINES = 2000
 CUT_LINE = 16  # a last line shorter than this, without a space, is a paste cut mid-line
 HANG_TAIL = 5  # an operation left open this close to the end of the log, with no error after it, is a hang
 WAIT_REPEATS = 4  # a log that ends on the same "waiting for ..." line printed this often is waiting forever
@@ -36,7 +39,8 @@ WAIT_REPEATS = 4  # a log that ends on the same "waiting for ..." line printed t
 class AssemblerState:
     """The state the assembler's readers share (nforensics/parse/assemble.py puts them together)."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, ungated: int) -> None:
+        self.ungated = ungated  # the lines read whatever their words (UNGATED_LINES)
         self.log = ParsedLog.model_construct(source=source, environment=Environment.model_construct())
         self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
@@ -54,7 +58,6 @@ class AssemblerState:
         self.named_by_header: PythonTraceback | None = None  # an IPython traceback its header named
         self.open_apis: dict[str, int] = {}  # NRT API trace: api -> line of its API:IN without API:OUT yet
         self.open_compile: int | None = None  # line of a compile start with no end seen yet
-        self.state_changed_at = 0  # the last line that opened or closed a compile or pip's backtracking
         self.elided_at = 0  # the last line that was an elision (`...`, `[snip]`): output its author left out
         self.resolving: int | None = None  # line where pip was last seen backtracking through releases
         self.fetched_versions: dict[str, set[str]] = {}  # pip: package -> the releases whose wheels it fetched
