@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_clean_error, cli, run_cli_text
+from conftest import REPO, assert_clean_error, cli, run_cli_text
 from fakes import DOUBLE_CMD
 from nforensics.experiments import strategies
 from nforensics.experiments.journal import Journal, sessions_of
@@ -422,7 +422,9 @@ def test_confirm_runs_the_knowledge_base_checks(tmp_path):
     assert data["code"] == "NCC_IXLV002" and data["baseline"]["verdict"] == REPRODUCES
     status = {h["id"]: (h["status"], h["run"] and h["run"]["knobs"]) for h in data["hypotheses"]}
     assert status["sendrecv-kernel-called-twice"] == ("confirmed", {"n_layers": "1", "out_dim": "128"})
-    assert status["small-output-matmul-after-kernel"] == ("confirmed", {"n_layers": "2", "out_dim": "2048"})
+    assert status["small-output-matmul-after-kernel"] == ("confirmed", {"n_layers": "2", "out_dim": "256"})
+    matrix = next(h for h in data["hypotheses"] if h["id"] == "small-output-matmul-after-kernel")
+    assert [run["knobs"]["out_dim"] for run in matrix["runs"]] == ["256", "2048"]  # the seed's own passing rows
     assert status["lnc2-default-on-trn2"][0] == "not checked"
 
     # A reproducer that ignores out_dim: raising it changes nothing, so that hypothesis is refuted.
@@ -544,3 +546,33 @@ def test_device_checks_run_only_when_the_compile_tier_did_not_decide(tmp_path, f
     assert status["on-device"] == (device_status, "device")
     assert exp.backend.calls == (2 if fixed_by_x else 3)  # the device run is made only when it can decide
     exp.journal.close()
+
+
+def test_confirm_runs_the_release_that_fixed_it_when_the_knowledge_base_knows_one(tmp_path):
+    from nforensics.knowledge.schema import FixedInSpec
+
+    class Fixed:  # what confirm reads of a signature whose failure a compiler release fixed
+        id, component, hypotheses = "fixed", "compiler", []
+        fixed_in = FixedInSpec(version="2.24.5133.0", sdk="2.29.0")
+
+    exp = _experiment(tmp_path, lambda argv: True)
+    plan = strategies.confirm_plan(Template(argv=("cmd",)), {}, Fixed)
+    ((hypothesis, (variant,), _),) = plan
+    assert hypothesis.id == "fixed-in-neuronx-cc-2.24.5133.0" and variant.compiler == "2.24.5133.0"
+    exp.journal.close()
+    # The near miss: a fix in the runtime is no compiler release to run with.
+    Fixed.fixed_in = FixedInSpec(component="aws-neuronx-runtime-lib", version="2.21.0")
+    assert strategies.confirm_plan(Template(argv=("cmd",)), {}, Fixed) == []
+
+
+@pytest.mark.parametrize(("log", "check", "release"), [
+    ("ncc_evrf004_complex_rope.log", "fixed-in-neuronx-cc-2.27.5334.0", "2.27.5334.0"),  # proposed from [fixed_in]
+    ("ncc_cfg015_flash_attention_bwd_many_blocks.log", "compiler-before-fix", "2.24.5133.0"),  # a hypothesis runs it
+])
+def test_confirm_plan_of_a_fixed_failure_runs_the_release_that_fixed_it(tmp_path, log, check, release):
+    result = cli("confirm", str(REPO / "sample_logs" / log), "--repro", "neuronx-cc compile model.hlo_module.pb", "--plan",
+                 "--format", "json", "--journal", str(tmp_path / "j"))
+    planned = {h["id"]: h for h in json.loads(result.stdout)["hypotheses"]}
+    (run,) = planned[check]["runs"]
+    assert run["knobs"] == {"compiler": release} and planned[check]["tier"] == "compile"
+    assert sum(release in str(h["runs"]) for h in planned.values()) == 1, "one run of the release, not two"

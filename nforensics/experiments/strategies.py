@@ -10,9 +10,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, TypeVar
 
-from nforensics.experiments.oracle import UNTESTABLE
+from nforensics.experiments.compilers import COMPILER, PACKAGE
+from nforensics.experiments.oracle import PASSES, UNTESTABLE
 from nforensics.experiments.plan import Template, Variant, confirm_variants
-from nforensics.knowledge.schema import HypothesisSpec
+from nforensics.knowledge.schema import Confirm, HypothesisSpec
 from nforensics.experiments.runner import Experiment, VariantResult
 
 T = TypeVar("T")
@@ -171,9 +172,23 @@ class ConfirmResult:
 
 
 def confirm_plan(template: Template, knobs: dict[str, str], signature) -> list[tuple[HypothesisSpec, list[Variant], str]]:
-    """Per hypothesis: the variants its `confirm` block asks for (one per matrix cell), or none and why."""
+    """Per hypothesis: the variants its `confirm` block asks for (one per matrix cell), or none and why; then,
+    when the knowledge base says which neuronx-cc release fixed the failure, the same run with that release."""
+    hypotheses = [*signature.hypotheses, *_fixed_in_check(signature)]
     return [(h, *confirm_variants(template, knobs, h.confirm)) if h.confirm else (h, [], "no re-run declared")
-            for h in signature.hypotheses]  # fmt: skip
+            for h in hypotheses]  # fmt: skip
+
+
+def _fixed_in_check(signature) -> list[HypothesisSpec]:
+    fixed = getattr(signature, "fixed_in", None)
+    if fixed is None or fixed.component != PACKAGE or any(
+            fixed.version in h.confirm.matrix.get(COMPILER, ()) for h in signature.hypotheses if h.confirm):
+        return []  # (a hypothesis of its own runs that release already)
+    release = f" (Neuron SDK {fixed.sdk})" if fixed.sdk else ""
+    return [HypothesisSpec(
+        id=f"fixed-in-{PACKAGE}-{fixed.version}", title=f"Fixed in {PACKAGE} {fixed.version}{release}",
+        confirm=Confirm(description=f"The same run with {PACKAGE} {fixed.version}, the release the knowledge base says "
+                                    "fixed it: it should pass.", expect=PASSES, matrix={COMPILER: [fixed.version]}))]
 
 
 def baseline_tier(signature) -> str:
