@@ -522,6 +522,14 @@ def test_confirm_plan_of_a_matrix_runs_every_cell_but_the_baseline(tmp_path):
     result = json.loads(cli(*common, "--format", "json").stdout)
     check = next(h for h in result["hypotheses"] if h["id"] == "global-bf16-with-autocast-none")
     assert check["status"] == "confirmed" and len(check["runs"]) == 3 and "(3/3 runs)" in check["reason"]
+    # The report's own fix (cast the model, drop XLA_USE_BF16) runs where the reproducer takes the dtype.
+    cast = next(h for h in result["hypotheses"] if h["id"] == "global-cast-not-bf16")
+    assert cast["status"] == "not checked" and "{model_dtype}" in cast["reason"]
+    with_dtype = [*common[:3], f"{DOUBLE} bf16 --layers {{n_layers}} --dtype {{model_dtype}}", "--knob", "n_layers=20",
+                  "--knob", "model_dtype=f32", *common[6:-2], "--journal", str(tmp_path / "j2")]
+    result = json.loads(cli(*with_dtype, "--format", "json").stdout)
+    cast = next(h for h in result["hypotheses"] if h["id"] == "global-cast-not-bf16")
+    assert cast["status"] == "confirmed" and cast["runs"][0]["knobs"]["model_dtype"] == "bf16"
 
 
 def _tiered_signature():
