@@ -101,7 +101,7 @@ def bisect(
     compiler_versions: Optional[str] = _COMPILERS, sdk_releases: Optional[str] = _SDK_RELEASES,
 ) -> None:
     """Find the smallest value of an ordered knob that reproduces, in at most ceil(log2(n))+2 runs; over
-    --compiler-versions (oldest first), the release that broke it or the first that fixed it."""
+    --compiler-versions (put oldest first), the release that broke it or the first that fixed it."""
     _experiment("bisect", locals())
 
 

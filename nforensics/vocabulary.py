@@ -61,7 +61,7 @@ SECTION_HEADING = compile_linear(r"(?i)^\s*[=\-]{3,}\s*(?:errors|warnings|messag
 # image 'x:latest' locally", then it pulls it).
 # (A setting a library says it will ignore, "X is not supported in NeuronTrainer and will be ignored", is
 # its notice that it goes on without it.)
-_ROUTINE_NOTICE = compile_linear(r"(?i)unable to find image '[^']{1,400}' locally|\b(?:will be|is|are) ignored\b")
+_ROUTINE_NOTICE = compile_linear(r"(?i)unable to find image '[^']{1,400}' locally|\band will be ignored\b")
 
 
 # A command line's option names (`--inject-error=NONE`, `--enable-data-race-checker=false`) name switches, not

@@ -167,3 +167,12 @@ def _colour_as_a_pipe(monkeypatch):
     The tests of those variables set them themselves."""
     for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def no_package_index(monkeypatch, tmp_path_factory):
+    """A confirm plan may run a compiler release (a `neuronx_cc` matrix), which pip would install: in the tests
+    of experiments pip reaches no index (the release is untestable at once). The version-matrix tests point pip
+    at the stand-in wheels they build."""
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path_factory.getbasetemp()))

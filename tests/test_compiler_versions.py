@@ -42,26 +42,37 @@ def test_bisect_finds_the_release_that_fixed_it_in_few_installs_and_a_sweep_reus
     assert len(installs) == data["runs"] <= math.ceil(math.log2(len(VERSIONS))) + 1
     sweep = cli("sweep", "--expect", "NCC_IXLV002", "--compiler-versions", short, "--format", "json",
                 "--journal", str(wheels / "j2"), "--", "neuronx-cc", "compile")
-    verdicts = [(run["knobs"]["compiler"], run["verdict"]) for run in json.loads(sweep.stdout)["runs"]]
+    verdicts = [(run["knobs"]["neuronx_cc"], run["verdict"]) for run in json.loads(sweep.stdout)["runs"]]
     assert verdicts == [("2.20", "REPRODUCES"), ("2.21", "REPRODUCES"), ("2.22", "REPRODUCES"), ("2.23", "PASSES"),
                         ("2.24", "PASSES")]
     again = _installed(wheels)
     assert len(again) == len(VERSIONS) and all(again[name] == when for name, when in installs.items()), \
         "each release's environment is made once and reused"
+    # What goes on a run's PATH is the release's own commands, not its environment's python.
+    commands = {p.name for p in (wheels / "cache").rglob("commands/*")}
+    assert commands == {"neuronx-cc"}
 
 
 def test_a_release_pip_cannot_find_is_untestable_not_a_pass(wheels):
     result = cli("sweep", "--expect", "NCC_IXLV002", "--compiler-versions", "2.20,2.99", "--format", "json",
                  "--journal", str(wheels / "j"), "--", "neuronx-cc", "compile")
-    runs = {run["knobs"]["compiler"]: run["verdict"] for run in json.loads(result.stdout)["runs"]}
+    runs = {run["knobs"]["neuronx_cc"]: run["verdict"] for run in json.loads(result.stdout)["runs"]}
     assert runs == {"2.20": "REPRODUCES", "2.99": "UNTESTABLE"}
-    assert not (wheels / "cache" / "compilers" / "neuronx-cc-2.99" / INSTALLED).exists()
+    assert not (wheels / "cache" / "compilers" / "neuronx-cc-2.99").exists(), "nothing half-made is left"
+    # Bisecting to a release that cannot be installed says so, it does not fail.
+    bisect = cli("bisect", "--expect", "NCC_IXLV002", "--compiler-versions", "2.99,2.20", "--format", "json",
+                 "--journal", str(wheels / "j2"), "--", "neuronx-cc", "compile")
+    assert (bisect.returncode, json.loads(bisect.stdout)["boundary"]) == (1, None)
+    assert "neuronx_cc=2.99 is untestable" in bisect.stderr  # (listed newest last: releases are put in order)
 
 
 def test_versions_are_checked_before_anything_runs(tmp_path):
     result = cli("sweep", "--expect", "NCC_IXLV002", "--compiler-versions", "2.21,latest", "--journal",
                  str(tmp_path / "j"), "--", "neuronx-cc")
     assert_clean_error(result.returncode, result.stderr, "'latest' is not a neuronx-cc version")
+    for given in (("--compiler-versions", ","), ("--knob", "neuronx_cc=2.21,x")):
+        refused = cli("sweep", "--expect", "NCC_IXLV002", *given, "--journal", str(tmp_path / "j"), "--", "neuronx-cc")
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert requirement("2.21") == "neuronx-cc==2.21.*" and requirement("2.21.18209.0") == "neuronx-cc==2.21.18209.0"
 
 

@@ -1451,3 +1451,6 @@ def test_a_setting_a_library_says_it_will_ignore_is_no_failure():
     notice = "Pin memory is not supported on Neuron and will be ignored.\n"
     assert _top_family(notice) is None
     assert _top_family(notice.replace(" and will be ignored", "")) == "model-library-error"
+    # A failure that mentions something ignored is still a failure.
+    failed = "neuronx-cc failed: SBUF allocation failed; the flag --O3 is ignored\n"
+    assert _top_family(failed) == "framework-compile-failure"

@@ -158,9 +158,10 @@ def test_every_cut_of_a_proto_is_an_error_or_loses_only_trailing_fields():
 
 @pytest.mark.parametrize("data", [b"\x00\x01\x02\x03garbage\xff", b"\x0a\x05hello", b"\xff" * 64, b"\x08\x96\x01"],
                          ids=["garbage", "a name only", "all ones", "a number"])
-def test_bytes_that_are_not_a_module(data):
+@pytest.mark.parametrize("read", [parse_proto, proto_report], ids=["records", "stream"])
+def test_bytes_that_are_not_a_module(data, read):
     with pytest.raises(InputError, match="bad.pb: not an HLO module proto"):
-        parse_proto(data, "bad.pb")
+        read(data, "bad.pb")
 
 
 def test_an_hlo_proto_wrapper_is_read_too():
@@ -168,6 +169,7 @@ def test_an_hlo_proto_wrapper_is_read_too():
     module = data_of(FIXTURES / "conv7x7.pb")
     wrapped = b"\x0a" + _encode_varint(len(module)) + module + b"\x1a\x02\x08\x01"  # field 3: a buffer assignment
     assert without_text_only(parse_proto(wrapped)) == without_text_only(parse_proto(module))
+    assert proto_report(wrapped, "m") == proto_report(module, "m")
 
 
 def _encode_varint(value: int) -> bytes:
@@ -217,14 +219,20 @@ def test_every_cut_is_read_alike_by_the_stream_and_the_records():
         assert outcomes[0] == outcomes[1], cut
 
 
-@pytest.mark.parametrize("data", [b"\x00\x01\x02\x03garbage\xff", b"\x0a\x05hello", b"\xff" * 64, b"\x08\x96\x01"],
-                         ids=["garbage", "a name only", "all ones", "a number"])
-def test_the_stream_refuses_bytes_that_are_not_a_module(data):
-    with pytest.raises(InputError, match="bad.pb: not an HLO module proto"):
-        proto_report(data, "bad.pb")
+def test_an_operand_the_computation_does_not_hold_is_refused_by_both_readers():
+    module = load_message(data_of(FIXTURES / "bf16_islands.pb"))
+    last = module.computations[-1].instructions[-1]
+    last.operand_ids[0] = 987654321
+    data = module.SerializeToString()
+    for read in (parse_proto, proto_report):
+        with pytest.raises(InputError, match="refers to instructions it does not hold"):
+            read(data, "dangling.pb")
 
 
-def test_the_stream_reads_an_hlo_proto_wrapper():
-    module = data_of(FIXTURES / "conv7x7.pb")
-    wrapped = b"\x0a" + _encode_varint(len(module)) + module + b"\x1a\x02\x08\x01"
-    assert proto_report(wrapped, "m") == proto_report(module, "m")
+def test_computations_without_ids_are_still_found_by_name():
+    """Ids are optional in the proto (all 0 when unset): the entry is found by its name among all of them."""
+    module = load_message(data_of(FIXTURES / "allreduce.pb"))
+    for computation in module.computations:
+        computation.id = 0
+    data = module.SerializeToString()
+    assert parse_proto(data).entry == proto_report(data, "m").entry == module.entry_computation_name

@@ -129,4 +129,5 @@ def test_family_pages_are_current_and_say_how_each_family_is_recognised():
             assert heading in page, f"{family.id}: {heading}"
         recognised = page.split("## How it is recognised", 1)[1].split("\n## ", 1)[0]
         assert recognised.count("\n- ") == len(family.detect), family.id  # one line per rule
+        assert "\n- \n" not in recognised, f"{family.id}: a rule no phrase describes"
     assert all(f"]({f.id}.md)" in pages["index.md"] for f in families)

@@ -37,7 +37,7 @@ def test_the_default_view_answers_and_names_what_verbose_adds():
                   "cause:    Global bf16 cast (XLA_USE_BF16=1) combined with --auto-cast=none",
                   "+ XLA_USE_BF16=1 casts the whole graph to bf16  [line 1: XLA_USE_BF16=1]",
                   "try:      Cast the model instead of setting XLA_USE_BF16",
-                  "--verbose: what it means, fields, 2 more causes"):
+                  "--verbose: what it means, fields, 3 more causes"):
         assert shown in out, shown
     for hidden in ("What it means", "Extracted fields", "References", "activation-set grouping",
                    "github.com/aws-neuron/aws-neuron-sdk/issues/1314"):

@@ -83,7 +83,7 @@ def to_records(module: Any, where: str = "input") -> HloModule:
     dtypes = message_classes()["dtypes"]
     computation_names = {c.id: c.name for c in module.computations}
     computations = [computation_records(c, computation_names, dtypes, where) for c in module.computations]
-    entry = entry_name(module, computation_names, computations[-1].name, where)
+    entry = entry_name(module, computation_names, [c.name for c in computations], where)
     for computation in computations:
         computation.is_entry = computation.name == entry
     return HloModule.model_construct(name=module.name, entry=entry, computations=computations,
@@ -101,10 +101,11 @@ def computation_records(computation: Any, computation_names: dict[int, str], dty
     return HloComputation.model_construct(name=computation.name, is_entry=False, instructions=instructions)
 
 
-def entry_name(module: Any, computation_names: dict[int, str], last: str, where: str) -> str:
-    """The entry computation: by name, else by id (older XLA), else the last one."""
-    entry = module.entry_computation_name or computation_names.get(module.entry_computation_id) or last
-    if entry not in computation_names.values():
+def entry_name(module: Any, computation_names: dict[int, str], names: list[str], where: str) -> str:
+    """The entry computation: by name, else by id (older XLA), else the last one. (`names`: every computation's,
+    in order; ids can collide, an unset id is 0 in each.)"""
+    entry = module.entry_computation_name or computation_names.get(module.entry_computation_id) or names[-1]
+    if entry not in names:
         raise InputError(f"{where}: the HLO proto's entry computation {entry!r} is not among its computations")
     return entry
 

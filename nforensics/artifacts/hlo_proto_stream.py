@@ -5,8 +5,8 @@ protobuf parses a whole HloModuleProto into one message tree of about 8 times th
 every instruction take 40 times (4.4 GB for a 100 MB module). Here the wire format is walked by hand only as
 deep as the messages that repeat (the module's computations, a computation's instructions); each instruction
 is parsed by protobuf alone, made a record, handed to the facts gatherer and dropped. Held besides the bytes:
-the module's and each computation's own fields, each instruction's id and element type (12 bytes), and the
-types of the converts' operands.
+the module's and each computation's own fields, each instruction's id and element type (12 bytes) and a bit
+for its id, and the types of the converts' operands.
 
 A computation with a convolution is read whole (hlo_proto.computation_records), as its gradient roles come
 from its graph; CNN graphs are small, and a language model's graph of a million instructions has no
@@ -28,6 +28,7 @@ from nforensics.errors import InputError
 MODULE_COMPUTATIONS = 3  # HloModuleProto.computations
 COMPUTATION_INSTRUCTIONS = 2  # HloComputationProto.instructions
 HLO_PROTO_MODULE = 1  # HloProto.hlo_module
+BITMAP_IDS = 1 << 28  # ids a computation's id range may span for a bitmap of them (32 MB at most)
 _LENGTH_DELIMITED = 2
 _FIXED = {1: 8, 5: 4}  # wire type -> bytes of a fixed64 / fixed32 value
 
@@ -119,7 +120,7 @@ def _read_module(view: memoryview, start: int, end: int) -> tuple[Any, list[tupl
 def _gather_module(view: memoryview, module: Any, computations: list[tuple[Any, int, int]], where: str,
                    named: Sequence[str]) -> HloReport:
     names = {computation.id: computation.name for computation, _, _ in computations}
-    entry = entry_name(module, names, computations[-1][0].name, where)
+    entry = entry_name(module, names, [computation.name for computation, _, _ in computations], where)
     gatherer = FactsGatherer(frame_records(module.stack_frame_index), named)
     for computation, start, end in computations:
         _gather_computation(gatherer, view, computation, start, end, names, computation.name == entry, where)
@@ -140,9 +141,9 @@ def _gather_computation(gatherer: FactsGatherer, view: memoryview, computation: 
         if instruction.opcode == "convert" and instruction.operand_ids:
             wanted.add(instruction.operand_ids[0])
         convolution = convolution or instruction.opcode == "convolution"
-    if computation.root_id not in ids:
-        raise InputError(f"{where}: an HLO proto whose computation {computation.name!r} refers to instructions it "
-                         "does not hold (truncated?)")
+    held = _HeldIds(ids)
+    if not held(computation.root_id):
+        raise _not_held(computation, where)
     if convolution:
         whole = computation_records(classes["HloComputationProto"].FromString(view[start:end]), names, dtypes, where)
         whole.is_entry = is_entry
@@ -153,7 +154,35 @@ def _gather_computation(gatherer: FactsGatherer, view: memoryview, computation: 
     gatherer.begin(computation.name, is_entry, {})
     for value_at, value_end in _each(view, start, end, COMPUTATION_INSTRUCTIONS):
         instruction = instruction_class.FromString(view[value_at:value_end])
-        record = instruction_record(instruction, {}, names, dtypes, instruction.id == computation.root_id)
         operands = instruction.operand_ids
+        if not all(held(operand) for operand in operands):
+            raise _not_held(computation, where)
+        record = instruction_record(instruction, {}, names, dtypes, instruction.id == computation.root_id)
         gatherer.add(record, sources.get(operands[0], "?") if operands else None)
     gatherer.end()
+
+
+def _not_held(computation: Any, where: str) -> InputError:
+    return InputError(f"{where}: an HLO proto whose computation {computation.name!r} refers to instructions it does not "
+                      "hold (truncated?)")
+
+
+class _HeldIds:
+    """Whether an id is one of the computation's instructions: a bit per id between the least and the greatest
+    (ids are dense within a computation: a few MB for a million), else a set."""
+
+    def __init__(self, ids: array) -> None:
+        self.low = min(ids, default=0)
+        span = max(ids, default=0) - self.low + 1
+        self.bits: bytearray | None = bytearray((span >> 3) + 1) if span <= BITMAP_IDS else None
+        self.ids: set[int] = set() if self.bits is not None else set(ids)
+        if self.bits is not None:
+            for id_ in ids:
+                offset = id_ - self.low
+                self.bits[offset >> 3] |= 1 << (offset & 7)
+
+    def __call__(self, id_: int) -> bool:
+        if self.bits is None:
+            return id_ in self.ids
+        offset = id_ - self.low
+        return 0 <= offset < len(self.bits) << 3 and bool(self.bits[offset >> 3] & (1 << (offset & 7)))

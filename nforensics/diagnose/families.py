@@ -86,8 +86,11 @@ class FamilyFacts:
         # Where a Python traceback ended is where it failed: its deepest frames, not the user's script that
         # called into a library. A native or TorchScript stack is all inside the process that crashed.
         # (Every frame of a traceback the compiler logged ran in the compiler, the libraries it calls included.)
-        self.frames: list[Frame] = ([f for t in log.tracebacks for f in t.frames[-DEEPEST_FRAMES if t.printed_by is None else 0:]]
-                                    + [f for s in log.stacks for f in s.frames])
+        # Frames run outermost to innermost, as a Python traceback prints them: a native backtrace, a Go or Java
+        # stack and a py-spy dump print the innermost first, so theirs are turned round.
+        self.frames: list[Frame] = (
+            [f for t in log.tracebacks for f in t.frames[-DEEPEST_FRAMES if t.printed_by is None else 0:]]
+            + [f for s in log.stacks for f in (s.frames if s.syntax == "torchscript" else s.frames[::-1])])
         # A line reads as a failure by its words, or because its producer printed it at an error level
         # (glog `F ... Unknown flags in XLA_FLAGS` says nothing failed in so many words).
         error_level = log.error_lines()

@@ -199,12 +199,12 @@ def _confirm_plan(s: Settings, fmt: str, finding) -> CommandOutput:
     planned = [(h.id, h.confirm.description if h.confirm else None, h.confirm.expect if h.confirm else None,
                 strategies.check_tier(h, signature), variants, why)
                for h, variants, why in strategies.confirm_plan(s.template, knobs, signature)]
-    on_device = {"compile": 0, "device": 0}
-    on_device[strategies.baseline_tier(signature)] += 1
+    per_tier = {"compile": 0, "device": 0}
+    per_tier[strategies.baseline_tier(signature)] += 1
     for _, _, _, tier, variants, _ in planned:
-        on_device[tier] += len(variants)
-    runs = (on_device["compile"] + on_device["device"]) * s.repeat
-    device_runs = 0 if s.compile_only else on_device["device"] * s.repeat
+        per_tier[tier] += len(variants)
+    runs = (per_tier["compile"] + per_tier["device"]) * s.repeat
+    device_runs = 0 if s.compile_only else per_tier["device"] * s.repeat
     cost = {"runs": runs, "compiles": runs, "device_runs": device_runs,
             "neuron_cores_per_run": s.cores_per_run or 1 if device_runs else 0}
     if fmt == "json":

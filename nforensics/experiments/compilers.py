@@ -1,32 +1,39 @@
 """neuronx-cc releases side by side, for the compiler-version matrix (`sweep`/`bisect --compiler-versions`).
 
 Each version lives in a virtual environment of its own, made on the host that runs the variant the first time a
-variant asks for it and reused after: `<cache>/compilers/neuronx-cc-<version>/`. A run with a version gets that
-environment's bin folder first on its PATH, so the reproducer's own `neuronx-cc` (or the framework that calls
-it) is that release. pip installs the release from wherever the user's pip is set to look (pip.conf,
-PIP_INDEX_URL / PIP_EXTRA_INDEX_URL for the Neuron repository, PIP_FIND_LINKS): nothing is downloaded that the
-user's pip would not. A file lock keeps two workers of one host from building the same environment twice.
+variant asks for it and reused after: `<cache>/compilers/neuronx-cc-<version>/`, in nforensics' private cache
+folder (a run with no usable one is untestable, never installed somewhere another user could plant files). A run
+with a version gets that environment's `commands/` folder first on its PATH: links to the package's own console
+scripts (`neuronx-cc`) and nothing else, so the reproducer's `python` is still the user's. pip installs the
+release from wherever the user's pip is set to look (pip.conf, PIP_INDEX_URL / PIP_EXTRA_INDEX_URL for the Neuron
+repository, PIP_FIND_LINKS). A file lock keeps two workers of one host from building the same environment twice.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from nforensics.errors import InputError
 
-COMPILER = "compiler"  # the knob whose values are neuronx-cc versions
+COMPILER = "neuronx_cc"  # the knob whose values are neuronx-cc versions (--compiler-versions)
 PACKAGE = "neuronx-cc"
 INSTALLED = ".nforensics-installed"  # written last: an environment without it was not finished
 INSTALL_TIMEOUT = 1800  # seconds: the Neuron wheels are hundreds of MB
+_SCRIPTS = ("from importlib.metadata import distribution\n"
+            f"print('\\n'.join(e.name for e in distribution({PACKAGE!r}).entry_points if e.group == 'console_scripts'))")
 
 
 class InstallFailed(Exception):
     pass
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
 
 
 def requirement(version: str) -> str:
@@ -34,7 +41,7 @@ def requirement(version: str) -> str:
     parts = version.split(".")
     if not (2 <= len(parts) <= 4 and all(part.isdecimal() and part.isascii() for part in parts)):
         raise InputError(f"{version!r} is not a neuronx-cc version (like 2.21 or 2.21.18209.0)")
-    return f"{PACKAGE}=={version}" if version.count(".") == 3 else f"{PACKAGE}=={version}.*"
+    return f"{PACKAGE}=={version}" if len(parts) == 4 else f"{PACKAGE}=={version}.*"
 
 
 def versions_for_sdk(releases: list[str]) -> list[str]:
@@ -52,44 +59,57 @@ def versions_for_sdk(releases: list[str]) -> list[str]:
     return found
 
 
-def compilers_root() -> Path:
+def commands_dir(version: str) -> Path:
+    """The folder of neuronx-cc `version`'s console scripts, its environment made now if it was not made
+    before. Raises InstallFailed (with pip's last words) when it cannot be."""
+    wanted = requirement(version)
     from nforensics.knowledge.disk_cache import private_dir
 
-    home = private_dir()
-    return (home if home is not None else Path(tempfile.gettempdir()) / f"nforensics-{os.getuid()}") / "compilers"
-
-
-def bin_dir(version: str, root: Path | None = None) -> Path:
-    """The bin folder of the environment holding neuronx-cc `version`, made now if it was not made before.
-    Raises InstallFailed with pip's last words when the release cannot be installed."""
-    home = (root or compilers_root()) / f"{PACKAGE}-{version}"
-    bin_path = home / ("Scripts" if os.name == "nt" else "bin")
-    if (home / INSTALLED).is_file():
-        return bin_path
-    home.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(home.parent / f"{home.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be building it: wait, then use its work
+    cache = private_dir()
+    if cache is None or not os.access(cache, os.W_OK):
+        raise InstallFailed(f"cannot install {wanted}: no private cache folder to keep it in (set NFORENSICS_CACHE_DIR "
+                            "to a folder of yours)")
+    home = cache / "compilers" / f"{PACKAGE}-{version}"
+    try:
         if not (home / INSTALLED).is_file():
-            _install(home, bin_path, requirement(version))
-    return bin_path
+            home.parent.mkdir(exist_ok=True, mode=0o700)
+            with open(home.parent / f"{home.name}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be building it: wait, then use its work
+                if not (home / INSTALLED).is_file():
+                    try:
+                        _install(home, wanted)
+                    except InstallFailed:
+                        shutil.rmtree(home, ignore_errors=True)  # nothing half-made is left for the next run
+                        raise
+    except OSError as error:
+        raise InstallFailed(f"cannot install {wanted}: {error.strerror or error}") from None
+    return home / "commands"
 
 
-def _install(home: Path, bin_path: Path, wanted: str) -> None:
+def _install(home: Path, wanted: str) -> None:
+    python = home / "bin" / "python"
     # This interpreter's pip installs into the new environment (`pip --python`, pip 22.3 and later): making an
     # environment without a pip of its own takes a tenth of the time.
-    ours = _pip_version() >= (22, 3)
-    pip = [sys.executable, "-m", "pip", "--python", str(bin_path / "python")] if ours else [str(bin_path / "python"), "-m", "pip"]
-    steps = [[sys.executable, "-m", "venv", "--clear", *(["--without-pip"] if ours else []), str(home)],
-             [*pip, "install", "--disable-pip-version-check", "-q", wanted]]
-    for step in steps:
-        try:
-            done = subprocess.run(step, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise InstallFailed(f"cannot install {wanted}: {error}") from None
-        if done.returncode != 0:
-            last = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
-            raise InstallFailed(f"cannot install {wanted}: {last}")
+    pip_reaches_venvs = _pip_version() >= (22, 3)
+    pip = [sys.executable, "-m", "pip", "--python", str(python)] if pip_reaches_venvs else [str(python), "-m", "pip"]
+    _run([sys.executable, "-m", "venv", "--clear", *(["--without-pip"] if pip_reaches_venvs else []), str(home)], wanted)
+    _run([*pip, "install", "--disable-pip-version-check", "-q", wanted], wanted)
+    commands = home / "commands"
+    commands.mkdir()
+    for script in _run([str(python), "-c", _SCRIPTS], wanted).split():
+        (commands / script).symlink_to(home / "bin" / script)
     (home / INSTALLED).write_text(wanted + "\n", encoding="utf-8")
+
+
+def _run(argv: list[str], wanted: str) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise InstallFailed(f"cannot install {wanted}: {error}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
+        raise InstallFailed(f"cannot install {wanted}: {last}")
+    return done.stdout
 
 
 def _pip_version() -> tuple[int, ...]:

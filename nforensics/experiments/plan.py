@@ -20,7 +20,7 @@ from typing import Sequence
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nforensics.errors import InputError
-from nforensics.experiments.compilers import COMPILER, requirement, versions_for_sdk
+from nforensics.experiments.compilers import COMPILER, release_key, requirement, versions_for_sdk
 from nforensics.experiments.runner import Variant
 from nforensics.experiments.slots import CORES, parse_size
 from nforensics.rayconnect import check_backend
@@ -244,6 +244,8 @@ def settings(
         name, values = parse_assignment(k, "--knob")
         knob_values[name] = parse_values(name, values)
     knob_values.update(_compiler_knob(compiler_versions, sdk_releases))
+    for version in knob_values.get(COMPILER, []):
+        requirement(version)
     here = Path.cwd()
     cwd_dir = cwd or (str(base / spec.cwd) if spec.cwd else None)
     declared = [(here, p) for p in inputs or []] + [(base, p) for p in spec.inputs]
@@ -357,6 +359,11 @@ def confirm_variants(template: Template, knobs: dict[str, str], confirm) -> tupl
     missing_args = [a for a in confirm.args_remove if a not in template.argv]
     if missing_args:
         return [], f"the command has no argument {missing_args[0]} to remove"
+    try:
+        for version in confirm.matrix.get(COMPILER, []):
+            requirement(version)
+    except InputError as error:
+        return [], str(error)
     variants = []
     for cell in itertools.product(*confirm.matrix.values()):
         values = dict(zip(confirm.matrix, cell, strict=True))
@@ -365,19 +372,29 @@ def confirm_variants(template: Template, knobs: dict[str, str], confirm) -> tupl
                                    args_add=confirm.args_add, args_remove=confirm.args_remove)  # fmt: skip
         cell_knobs = {k: v for k, v in values.items() if not k.startswith(_ENV_KEY)}
         variants.append(changed.variant({**knobs, **confirm.knobs, **cell_knobs}))
-    baseline = template.variant(knobs).key()
-    variants = [v for v in variants if v.key() != baseline]
+    baseline = _as_run(template.variant(knobs))
+    variants = [v for v in variants if _as_run(v) != baseline]
     return (variants, "") if variants else ([], "the variant would be identical to the baseline")
 
 
+def _as_run(variant: Variant) -> tuple:
+    """What a run of the variant would be, with the environment it inherits: a cell that only sets what the shell
+    already exported is the baseline itself."""
+    env = {k: v for k, v in os.environ.items() if k not in variant.unset_env} | dict(variant.env)
+    return variant.argv, sorted(env.items()), variant.cwd, variant.inputs, variant.compiler
+
+
 def _compiler_knob(versions: str | None, releases: str | None) -> dict[str, list[str]]:
-    """--compiler-versions 2.21,2.22 or --sdk-releases 2.24,2.25 (the neuronx-cc each shipped): the `compiler`
+    """--compiler-versions 2.21,2.22 or --sdk-releases 2.24,2.25 (the neuronx-cc each shipped): the `neuronx_cc`
     knob, which runs each variant with that release first on its PATH (experiments/compilers.py)."""
-    if versions and releases:
+    if versions is not None and releases is not None:
         raise InputError("give --compiler-versions or --sdk-releases, not both")
-    if not (versions or releases):
+    if versions is None and releases is None:
         return {}
     wanted = [v.strip() for v in (versions or releases or "").split(",") if v.strip()]
-    for version in wanted if versions else []:
+    if not wanted:
+        raise InputError(f"{'--compiler-versions' if versions is not None else '--sdk-releases'} names no release")
+    found = wanted if versions is not None else versions_for_sdk(wanted)
+    for version in found:
         requirement(version)  # a typo is refused before anything is installed
-    return {COMPILER: wanted if versions else versions_for_sdk(wanted)}
+    return {COMPILER: sorted(found, key=release_key)}  # oldest first: bisect reads them in order

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, Protocol
 
+from nforensics.errors import InputError
 from nforensics.experiments import compilers
 from nforensics.procs import RUN_MARK, Tail, drain, kill_tree, spawn, writing
 from nforensics.experiments.slots import CORES, VISIBLE_CORES
@@ -185,9 +186,13 @@ def _untestable(note: str, started: float) -> Outcome:
 def execute(spec: RunSpec) -> Outcome:
     """Run one variant in its own directory and process group, then judge it."""
     variant = spec.variant
+    commands = None
+    if variant.compiler is not None:  # installed before the clock starts: once per release, not part of a run
+        try:
+            commands = str(compilers.commands_dir(variant.compiler))
+        except (compilers.InstallFailed, InputError) as failed:
+            return _untestable(str(failed), time.monotonic())
     started = time.monotonic()
-    # One directory per run (creating directories is the costliest part of a no-op run); the output goes
-    # to anonymous files outside it, out of the command's sight.
     # One directory per run (creating directories is the costliest part of a no-op run); the output comes
     # through pipes and only its last OUTPUT_CAP bytes are kept, in memory (a 4 GB writer spooled 3.8 GB to
     # /tmp when it went to files).
@@ -200,11 +205,8 @@ def execute(spec: RunSpec) -> Outcome:
             argv = tuple(a.replace(CORES_PLACEHOLDER, spec.visible_cores) for a in argv)
         env.update((k, v.replace(CORES_PLACEHOLDER, spec.visible_cores or "")) for k, v in variant.env)
         env["TMPDIR"] = run_dir  # compiler workdirs stay inside the run too
-        if variant.compiler is not None:
-            try:
-                env["PATH"] = os.pathsep.join([str(compilers.bin_dir(variant.compiler)), env.get("PATH", os.defpath)])
-            except compilers.InstallFailed as failed:
-                return _untestable(str(failed), started)
+        if commands is not None:
+            env["PATH"] = os.pathsep.join([commands, env.get("PATH", os.defpath)])
         env[RUN_MARK] = mark  # inherited by everything the run starts, even past setsid
         try:
             _copy_inputs(variant.inputs, run_dir)

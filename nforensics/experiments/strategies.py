@@ -17,6 +17,7 @@ from nforensics.knowledge.schema import Confirm, HypothesisSpec
 from nforensics.experiments.runner import Experiment, VariantResult
 
 T = TypeVar("T")
+FIXED_IN = "@fixed_in"  # in a check's matrix of releases: the one the signature's [fixed_in] names
 
 
 def sweep(exp: Experiment, template: Template, knobs: dict[str, list[str]], cases: list[dict[str, str]]) -> list[VariantResult]:
@@ -54,7 +55,7 @@ def bisect(
         tested.update(zip(indexes, results, strict=True))
         return results
 
-    def done(boundary: int | None, monotone: bool = True, *warnings: str) -> BisectResult:
+    def done(boundary: int | None, monotone: bool = True, *warnings: str, fixes: bool = False) -> BisectResult:
         ordered = [tested[i] for i in sorted(tested)]
         answer = None if boundary is None else values[boundary]
         return BisectResult(answer, len(tested), monotone, list(warnings), ordered, fixes)
@@ -78,7 +79,7 @@ def bisect(
         candidates = sorted((i for i in range(lo + 1, hi) if i not in skipped), key=lambda i: abs(i - (lo + hi) // 2))
         if not candidates:
             why = f"every {knob} between {values[lo]} and {values[hi]} is untestable: boundary is at most {values[hi]}"
-            return done(hi, True, why)
+            return done(hi, True, why, fixes=fixes)
         mid = candidates[0]
         (result,) = check(mid)
         if result.verdict == UNTESTABLE:
@@ -87,7 +88,7 @@ def bisect(
             hi = mid
         else:
             lo = mid
-    return done(hi)
+    return done(hi, fixes=fixes)
 
 
 def bisect_budget(n: int) -> int:
@@ -174,19 +175,35 @@ class ConfirmResult:
 def confirm_plan(template: Template, knobs: dict[str, str], signature) -> list[tuple[HypothesisSpec, list[Variant], str]]:
     """Per hypothesis: the variants its `confirm` block asks for (one per matrix cell), or none and why; then,
     when the knowledge base says which neuronx-cc release fixed the failure, the same run with that release."""
-    hypotheses = [*signature.hypotheses, *_fixed_in_check(signature)]
-    return [(h, *confirm_variants(template, knobs, h.confirm)) if h.confirm else (h, [], "no re-run declared")
-            for h in hypotheses]  # fmt: skip
-
-
-def _fixed_in_check(signature) -> list[HypothesisSpec]:
     fixed = getattr(signature, "fixed_in", None)
-    if fixed is None or fixed.component != PACKAGE or any(
-            fixed.version in h.confirm.matrix.get(COMPILER, ()) for h in signature.hypotheses if h.confirm):
+    release = fixed.version if fixed is not None and fixed.component == PACKAGE else None
+    planned: list[tuple[HypothesisSpec, list[Variant], str]] = []
+    for h in [*signature.hypotheses, *_fixed_in_check(signature, release)]:
+        if h.confirm is None:
+            planned.append((h, [], "no re-run declared"))
+        elif FIXED_IN in h.confirm.matrix.get(COMPILER, ()) and release is None:
+            planned.append((h, [], "the knowledge base names no neuronx-cc release that fixed it"))
+        else:
+            planned.append((h, *confirm_variants(template, knobs, _with_release(h.confirm, release))))
+    return planned
+
+
+def _with_release(confirm: Confirm, release: str | None) -> Confirm:
+    releases = confirm.matrix.get(COMPILER)
+    if not releases or FIXED_IN not in releases:
+        return confirm
+    named = [release if r == FIXED_IN else r for r in releases]
+    return confirm.model_copy(update={"matrix": {**confirm.matrix, COMPILER: named}})
+
+
+def _fixed_in_check(signature, release: str | None) -> list[HypothesisSpec]:
+    if release is None or any(FIXED_IN in h.confirm.matrix.get(COMPILER, ()) or release in h.confirm.matrix.get(COMPILER, ())
+                              for h in signature.hypotheses if h.confirm):
         return []  # (a hypothesis of its own runs that release already)
-    release = f" (Neuron SDK {fixed.sdk})" if fixed.sdk else ""
+    fixed = signature.fixed_in
+    sdk = f" (Neuron SDK {fixed.sdk})" if fixed.sdk else ""
     return [HypothesisSpec(
-        id=f"fixed-in-{PACKAGE}-{fixed.version}", title=f"Fixed in {PACKAGE} {fixed.version}{release}",
+        id=f"fixed-in-{PACKAGE}-{fixed.version}", title=f"Fixed in {PACKAGE} {fixed.version}{sdk}",
         confirm=Confirm(description=f"The same run with {PACKAGE} {fixed.version}, the release the knowledge base says "
                                     "fixed it: it should pass.", expect=PASSES, matrix={COMPILER: [fixed.version]}))]
 
@@ -216,8 +233,9 @@ def confirm(exp: Experiment, template: Template, knobs: dict[str, str], signatur
         compiled = exp.run(compile_runs, cores=0)
     checks = _judged_tier(by_tier["compile"], iter(compiled), baseline, "compile")
     decided = next((c.id for c in checks.values() if c.status == "confirmed"), None)
-    if decided:
-        why = f"not run: the compile tier decided ({decided} confirmed)"
+    if decided or not baseline.reproduces:  # (without a failure to explain, device runs could decide nothing)
+        why = (f"not run: the compile tier decided ({decided} confirmed)" if decided
+               else f"not run: the baseline did not reproduce ({baseline.verdict})")
         checks |= {h.id: HypothesisCheck(h.id, h.title, h.confirm.expect if h.confirm else None, "not checked", why,
                                          None, [], "device") for h, _ in by_tier["device"]}
     else:
@@ -235,18 +253,18 @@ def _judged_tier(wanted, results, baseline: VariantResult, tier: str) -> dict[st
 def _judged(hyp: HypothesisSpec, results: list[VariantResult], baseline: VariantResult, tier: str) -> HypothesisCheck:
     assert hyp.confirm is not None  # variants are planned only for a declared check
     expect, what = hyp.confirm.expect, hyp.confirm.description
-    off = [r for r in results if r.verdict != expect]
-    decisive = next((r for r in off if r.verdict != UNTESTABLE), off[0] if off else results[0])
-    cells = f" ({len(results) - len(off)}/{len(results)} runs)" if len(results) > 1 else ""
+    missed = [r for r in results if r.verdict != expect]  # runs that did not give the predicted verdict
+    refuting = [r for r in missed if r.verdict != UNTESTABLE]
+    decisive = (refuting or missed or results)[0]
+    cells = f" ({len(results) - len(missed)}/{len(results)} runs)" if len(results) > 1 else ""
     if not baseline.reproduces:
         status, reason = "inconclusive", f"the baseline did not reproduce ({baseline.verdict})"
-    elif any(r.verdict == UNTESTABLE for r in results):
-        untestable = next(r for r in results if r.verdict == UNTESTABLE)
-        status, reason = "inconclusive", f"a variant was untestable ({untestable.runs[0].note})"
-    elif not off:
-        status, reason = "confirmed", f"{what}: {expect} as predicted{cells}"
-    else:
+    elif refuting:  # one tested run against the prediction refutes it, whatever another run could not test
         status, reason = "refuted", f"{what}: {decisive.verdict}, predicted {expect}{cells}"
+    elif missed:
+        status, reason = "inconclusive", f"a variant was untestable ({decisive.runs[0].note})"
+    else:
+        status, reason = "confirmed", f"{what}: {expect} as predicted{cells}"
     flaky = [r.flaky for r in results if r.flaky]
     if flaky:
         reason += f" (flaky: {flaky[0]})"

@@ -154,9 +154,10 @@ class Confirm(Strict):
     verdict that confirms the hypothesis. `unset_env` and `set_env` change variables; `args_add`/`args_remove`
     change the command; `knobs` sets template knobs (name -> value).
 
-    `matrix` makes it a plan of several runs: each key (a knob, `compiler` for neuronx-cc releases, or
-    `env:NAME`) takes each of its values, every combination on top of the change (the one that is the
-    baseline itself aside), and each run must give `expect`. `tier` says what a run needs: "compile" checks
+    `matrix` makes it a plan of several runs: each key (a knob, `neuronx_cc` for neuronx-cc releases, where
+    `@fixed_in` is the one the signature's [fixed_in] names, or `env:NAME`) takes each of its values, every
+    combination on top of the change (the one that is the baseline itself aside), and each run must give
+    `expect`. `tier` says what a run needs: "compile" checks
     run without a NeuronCore and before any device run; "device" checks run only when no compile-tier check
     confirmed its hypothesis; unset, the failure's own (a compiler's or a kernel's failure is a compile's)."""
 

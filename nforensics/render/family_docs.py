@@ -21,6 +21,7 @@ _PHRASES = (
     ("runtime_heads", "an error-level runtime record whose head matches"),
     ("compiler_heads", "an error-level compiler record of component"),
     ("frame_paths", "a failing stack frame in"),
+    ("stages", "a crash whose deepest compiler frame is in the stage"),
     ("frame_code", "the call under a frame matching"),
     ("exceptions", "an exception"),
     ("raised_in", "raised in"),
