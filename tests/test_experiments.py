@@ -22,7 +22,7 @@ from nforensics.experiments import strategies
 from nforensics.experiments.journal import Journal, sessions_of
 from nforensics.render.experiments import journal_markdown
 from nforensics.experiments.oracle import PASSES, REPRODUCES, Expectation
-from nforensics.experiments.plan import Template
+from nforensics.experiments.plan import Template, confirm_variants
 from nforensics.experiments.runner import Experiment, Outcome, RunSpec, execute
 
 DOUBLE = " ".join(DOUBLE_CMD)
@@ -584,3 +584,15 @@ def test_confirm_plan_of_a_fixed_failure_runs_the_release_that_fixed_it(tmp_path
     (run,) = planned[check]["runs"]
     assert run["knobs"] == {"neuronx_cc": release} and planned[check]["tier"] == "compile"
     assert sum(release in str(h["runs"]) for h in planned.values()) == 1, "one run of the release, not two"
+
+
+def test_a_matrix_of_flags_env_dtype_and_releases_is_every_combination():
+    from nforensics.knowledge.schema import Confirm
+
+    confirm = Confirm(description="x", expect=PASSES, matrix={
+        "args": ["", "--auto-cast=matmult"], "env:XLA_USE_BF16": ["0", "1"], "dtype": ["bf16"], "neuronx_cc": ["2.24"]})
+    template = Template(argv=("python", "repro.py", "--dtype", "{dtype}"), env=(("XLA_USE_BF16", "1"),))
+    variants, why = confirm_variants(template, {"dtype": "f32"}, confirm)
+    cells = {(v.argv[4:], dict(v.env)["XLA_USE_BF16"], v.argv[3], v.compiler) for v in variants}
+    assert not why and cells == {((), "0", "bf16", "2.24"), ((), "1", "bf16", "2.24"),
+                                 (("--auto-cast=matmult",), "0", "bf16", "2.24"), (("--auto-cast=matmult",), "1", "bf16", "2.24")}

@@ -347,12 +347,13 @@ def _argv(value: list[str] | str | None) -> list[str]:
 
 
 _ENV_KEY = "env:"  # a matrix key that sets an environment variable instead of a knob
+_ARGS_KEY = "args"  # a matrix key whose values are arguments added to the command ("" adds none)
 
 
 def confirm_variants(template: Template, knobs: dict[str, str], confirm) -> tuple[list[Variant], str]:
     """The variants a hypothesis' `confirm` block (knowledge.schema.Confirm) asks for, one per cell of its
     matrix (one without a matrix), or none and why not."""
-    placed = {k for k in confirm.matrix if not k.startswith(_ENV_KEY) and k != COMPILER}
+    placed = {k for k in confirm.matrix if not k.startswith(_ENV_KEY) and k not in (COMPILER, _ARGS_KEY)}
     missing_knobs = (set(confirm.knobs) | placed) - template.placeholders()
     if missing_knobs:
         return [], f"the command has no {{{sorted(missing_knobs)[0]}}} placeholder to set"
@@ -368,9 +369,10 @@ def confirm_variants(template: Template, knobs: dict[str, str], confirm) -> tupl
     for cell in itertools.product(*confirm.matrix.values()):
         values = dict(zip(confirm.matrix, cell, strict=True))
         env = {k[len(_ENV_KEY):]: v for k, v in values.items() if k.startswith(_ENV_KEY)}
+        added = [*confirm.args_add, *shlex.split(values.get(_ARGS_KEY, ""))]
         changed = template.changed(set_env={**confirm.set_env, **env}, unset_env=confirm.unset_env,
-                                   args_add=confirm.args_add, args_remove=confirm.args_remove)  # fmt: skip
-        cell_knobs = {k: v for k, v in values.items() if not k.startswith(_ENV_KEY)}
+                                   args_add=added, args_remove=confirm.args_remove)  # fmt: skip
+        cell_knobs = {k: v for k, v in values.items() if not k.startswith(_ENV_KEY) and k != _ARGS_KEY}
         variants.append(changed.variant({**knobs, **confirm.knobs, **cell_knobs}))
     baseline = _as_run(template.variant(knobs))
     variants = [v for v in variants if _as_run(v) != baseline]

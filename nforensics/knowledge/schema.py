@@ -155,7 +155,8 @@ class Confirm(Strict):
     change the command; `knobs` sets template knobs (name -> value).
 
     `matrix` makes it a plan of several runs: each key (a knob, `neuronx_cc` for neuronx-cc releases, where
-    `@fixed_in` is the one the signature's [fixed_in] names, or `env:NAME`) takes each of its values, every
+    `@fixed_in` is the one the signature's [fixed_in] names, `env:NAME`, or `args`: arguments added to the
+    command, "" for none) takes each of its values, every
     combination on top of the change (the one that is the baseline itself aside), and each run must give
     `expect`. `tier` says what a run needs: "compile" checks
     run without a NeuronCore and before any device run; "device" checks run only when no compile-tier check
