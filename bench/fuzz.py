@@ -30,10 +30,11 @@ PROGRESS_EVERY = 50_000  # inputs between progress lines: a long run that is sto
 
 
 class Tally:
-    def __init__(self) -> None:
+    def __init__(self, keep_slowest: Path | None = None) -> None:
         self.inputs = self.crashes = self.leaks = 0
         self.slowest = (0.0, 0)  # (seconds per MB beyond the fixed cost, bytes)
         self.fixed = 0.0  # seconds any call costs
+        self.keep_slowest = keep_slowest  # where the slowest input so far is written, to time it again alone
 
     def count(self) -> None:
         self.inputs += 1
@@ -41,10 +42,13 @@ class Tally:
             print(f"... {self.inputs} inputs: {self.crashes} crashes, {self.leaks} leaks, slowest "
                   f"{self.slowest[0]:.2f} s/MB so far", flush=True)
 
-    def timed(self, size: int, seconds: float) -> None:
+    def timed(self, lines: list[str], seconds: float) -> None:
+        size = sum(len(line) + 1 for line in lines)
         per_mb = max(seconds - self.fixed, 0.0) / max(size, 1) * 1e6
         if per_mb > self.slowest[0] and size >= MEASURED_FROM:
             self.slowest = (per_mb, size)
+            if self.keep_slowest is not None:
+                self.keep_slowest.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
 
 
 def seconds(call) -> float:
@@ -61,8 +65,8 @@ def seconds(call) -> float:
     return min(runs)
 
 
-def run(examples: int, start_seed: int) -> Tally:
-    tally = Tally()
+def run(examples: int, start_seed: int, keep_slowest: Path | None = None) -> Tally:
+    tally = Tally(keep_slowest)
     # What any call costs whatever its input (the catalogue's lookups, building the findings), measured on a
     # one-line input in this run: the bound is on what an input costs per megabyte beyond that.
     one_line = [(1, "2024-08-15T14:51:41Z ERROR 1 [neuronx-cc]: [NCC_EVRF009] failed")]
@@ -81,7 +85,7 @@ def run(examples: int, start_seed: int) -> Tally:
             tally.crashes += 1
             print(f"crash: {type(error).__name__}: {error}\n  input: {lines!r}"[:2000], flush=True)
             return
-        tally.timed(sum(len(line) + 1 for line in lines), took)
+        tally.timed(lines, took)
 
     @seed(start_seed)
     @budget
@@ -102,9 +106,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=5000, help="inputs per property")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep-slowest", type=Path, help="write the slowest input so far to this file")
     args = parser.parse_args()
     started = time.perf_counter()
-    tally = run(args.examples, args.seed)
+    tally = run(args.examples, args.seed, args.keep_slowest)
     per_mb, size = tally.slowest
     if not size:
         print(f"{tally.inputs} inputs: {tally.crashes} crashes, {tally.leaks} leaks; no input reached "
