@@ -141,7 +141,8 @@ def stream_outputs(analyses: Iterable[Analysis], requests: list[FormatRequest], 
             for _, writer, sink in writers:
                 _write(sink, writer.add(analysis), stream)
         for _, writer, sink in writers:
-            _write(sink, writer.close(), stream)
+            for piece in writer.close():
+                _write(sink, piece, stream)
     finally:
         for request, _, sink in writers:
             if request.file:

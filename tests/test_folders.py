@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import SAMPLE_LOGS, SEED000, cli
 
 from nforensics.records import Analysis, AnalysisSet, SourcedFinding
 from nforensics.render.groups import group_findings
+import nforensics.render.json as json_render
 from nforensics.render.json import _group, render_json
 
 
@@ -30,6 +33,14 @@ def test_streamed_json_is_the_analysis_set_dumped_at_once():
         groups=[_group(g) for g in group_findings(analyses)],
     ).model_dump_json(indent=2) + "\n"
     assert render_json(analyses) == whole
+    # The spooled findings are copied back a block at a time (a folder's findings never sit in memory whole),
+    # and the pieces still make the same document.
+    writer = json_render.JsonWriter()
+    head = "".join(writer.add(analysis) for analysis in analyses)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(json_render, "COPY_BLOCK", 4096)
+        pieces = list(writer.close())
+    assert len(pieces) > 10 and max(map(len, pieces)) < len(whole) // 4 and head + "".join(pieces) == whole
     one = AnalysisSet(inputs=analyses[:1], findings=[SourcedFinding(**f.model_dump(), source=analyses[0].source)
                                                     for f in analyses[0].findings],
                       groups=[_group(g) for g in group_findings(analyses[:1])])

@@ -10,13 +10,15 @@ from __future__ import annotations
 import io
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO
 
 from nforensics.records import (
     SCHEMA_VERSION, Analysis, AnalysisSet, FailureGroupRecord, GroupOccurrence, Record, SourcedFinding,
 )
 from nforensics.render.groups import FailureGroup, GroupTally
+
+COPY_BLOCK = 1 << 20  # characters of spooled findings copied at a time
 
 
 def _group(group: FailureGroup) -> FailureGroupRecord:
@@ -30,7 +32,7 @@ def _group(group: FailureGroup) -> FailureGroupRecord:
 
 def render_json(analyses: Sequence[Analysis]) -> str:
     writer = JsonWriter()
-    return "".join(writer.add(analysis) for analysis in analyses) + writer.close()
+    return "".join(writer.add(analysis) for analysis in analyses) + "".join(writer.close())
 
 
 def _nested(model: Record) -> str:
@@ -62,17 +64,21 @@ class JsonWriter:
             self.spooled += 1
         return _nested(analysis)
 
-    def close(self) -> str:
+    def close(self) -> Iterator[str]:
+        """The rest of the document, in pieces: the spooled findings are copied a block at a time, so a folder of
+        any size is never held in memory whole."""
         if not self.tally.inputs:
-            return AnalysisSet(inputs=[], findings=[], groups=[]).model_dump_json(indent=2) + "\n"
+            yield AnalysisSet(inputs=[], findings=[], groups=[]).model_dump_json(indent=2) + "\n"
+            return
         assert self.findings is not None
         self.findings.seek(0)
-        findings = self.findings.read()
+        yield '\n  ],\n  "findings": [\n' if self.spooled else '\n  ],\n  "findings": ['
+        while block := self.findings.read(COPY_BLOCK):
+            yield block
         self.findings.close()
+        yield "\n  ],\n" if self.spooled else "],\n"
         groups = ",\n".join(_nested(_group(g)) for g in self.tally.groups())
-        return ("\n  ],\n"
-                + (f'  "findings": [\n{findings}\n  ],\n' if findings else '  "findings": [],\n')
-                + (f'  "groups": [\n{groups}\n  ]\n}}\n' if groups else '  "groups": []\n}\n'))
+        yield f'  "groups": [\n{groups}\n  ]\n}}\n' if groups else '  "groups": []\n}\n'
 
 
 def _spool() -> IO[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
@@ -167,7 +167,7 @@ def _verbose_lines(finding: Finding, source: str) -> list[Line]:
 
 def render_text(analyses: Sequence[Analysis], *, color: bool, width: int = FIXED_WIDTH, level: str | None = None) -> str:
     writer = TextWriter(color, width, level)
-    return "".join(writer.add(analysis) for analysis in analyses) + writer.close()
+    return "".join(writer.add(analysis) for analysis in analyses) + "".join(writer.close())
 
 
 class TextWriter:
@@ -216,12 +216,13 @@ class TextWriter:
         console.print()
         return self._take()
 
-    def close(self) -> str:
+    def close(self) -> Iterator[str]:
+        """The totals (and, for several inputs, the groups), as the JSON writer's close gives its tail."""
         if self.level != "brief" and self.tally.inputs > 1 and self.explained:
             self.console.print(_groups_table(self.tally))
         if self.level == "brief" or self.tally.inputs > 1:
             self.console.print(Text(self.totals.line(), style="bold"))
-        return self._take()
+        yield self._take()
 
     def _take(self) -> str:
         text = self.buffer.getvalue()
