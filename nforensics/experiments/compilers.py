@@ -59,6 +59,22 @@ def versions_for_sdk(releases: list[str]) -> list[str]:
     return found
 
 
+def compiler_knob(versions: str | None, releases: str | None) -> dict[str, list[str]]:
+    """--compiler-versions 2.21,2.22 or --sdk-releases 2.24,2.25 (the neuronx-cc each shipped): the `neuronx_cc`
+    knob, which runs each variant with that release first on its PATH."""
+    if versions is not None and releases is not None:
+        raise InputError("give --compiler-versions or --sdk-releases, not both")
+    if versions is None and releases is None:
+        return {}
+    wanted = [v.strip() for v in (versions or releases or "").split(",") if v.strip()]
+    if not wanted:
+        raise InputError(f"{'--compiler-versions' if versions is not None else '--sdk-releases'} names no release")
+    found = wanted if versions is not None else versions_for_sdk(wanted)
+    for version in found:
+        requirement(version)  # a typo is refused before anything is installed
+    return {COMPILER: sorted(found, key=release_key)}  # oldest first: bisect reads them in order
+
+
 def commands_dir(version: str) -> Path:
     """The folder of neuronx-cc `version`'s console scripts, its environment made now if it was not made
     before. Raises InstallFailed (with pip's last words) when it cannot be."""

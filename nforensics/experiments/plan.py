@@ -20,7 +20,7 @@ from typing import Sequence
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nforensics.errors import InputError
-from nforensics.experiments.compilers import COMPILER, release_key, requirement, versions_for_sdk
+from nforensics.experiments.compilers import COMPILER, compiler_knob, requirement
 from nforensics.experiments.runner import Variant
 from nforensics.experiments.slots import CORES, parse_size
 from nforensics.rayconnect import check_backend
@@ -243,7 +243,7 @@ def settings(
     for k in knobs or []:
         name, values = parse_assignment(k, "--knob")
         knob_values[name] = parse_values(name, values)
-    knob_values.update(_compiler_knob(compiler_versions, sdk_releases))
+    knob_values.update(compiler_knob(compiler_versions, sdk_releases))
     for version in knob_values.get(COMPILER, []):
         requirement(version)
     here = Path.cwd()
@@ -384,19 +384,3 @@ def _as_run(variant: Variant) -> tuple:
     already exported is the baseline itself."""
     env = {k: v for k, v in os.environ.items() if k not in variant.unset_env} | dict(variant.env)
     return variant.argv, sorted(env.items()), variant.cwd, variant.inputs, variant.compiler
-
-
-def _compiler_knob(versions: str | None, releases: str | None) -> dict[str, list[str]]:
-    """--compiler-versions 2.21,2.22 or --sdk-releases 2.24,2.25 (the neuronx-cc each shipped): the `neuronx_cc`
-    knob, which runs each variant with that release first on its PATH (experiments/compilers.py)."""
-    if versions is not None and releases is not None:
-        raise InputError("give --compiler-versions or --sdk-releases, not both")
-    if versions is None and releases is None:
-        return {}
-    wanted = [v.strip() for v in (versions or releases or "").split(",") if v.strip()]
-    if not wanted:
-        raise InputError(f"{'--compiler-versions' if versions is not None else '--sdk-releases'} names no release")
-    found = wanted if versions is not None else versions_for_sdk(wanted)
-    for version in found:
-        requirement(version)  # a typo is refused before anything is installed
-    return {COMPILER: sorted(found, key=release_key)}  # oldest first: bisect reads them in order
