@@ -168,7 +168,8 @@ class ProcessOutcome(Record):
     text: str
     process: str | None = None  # the process named (neuronx-cc, python), when the line names one
     signal: int | None = None
-    operation: str | None = None  # for hangs: compile | load | collectives | execute | wait (a polling loop)
+    operation: str | None = None  # for hangs: compile | load | collectives | execute | resolve | wait (a polling
+    # loop) | cache (a loop waiting for the compile cache's lock)
 
 
 class ApiCall(Record):

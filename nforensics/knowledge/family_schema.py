@@ -22,7 +22,7 @@ from nforensics.knowledge.vocabulary import expand
 from nforensics.records import Component, Severity
 
 Outcome = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted"]
-Operation = Literal["compile", "load", "collectives", "execute", "wait", "resolve"]
+Operation = Literal["compile", "load", "collectives", "execute", "wait", "resolve", "cache"]
 Structure = Literal["ice_banner", "bir_block", "compiler_assertion", "cache_replay", "own_module_missing"]
 
 

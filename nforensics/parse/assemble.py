@@ -70,6 +70,7 @@ INTERRUPT_AFTERMATH = 20  # lines after a ^C whose errors are the run shutting d
 GLUED_TWIN_CHARS = 12  # a line that is one shorter line twice over (`KeyboardInterruptKeyboardInterrupt`)
 _API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
 _DIGITS = re.compile(r"\d+")
+_CACHE_ENTRY = re.compile(r"(?i)compile[-_ ]cache|neuronxcc-\d[\w.+-]*/MODULE_")
 # What a person writes where they left output out of a paste: the run went on past it.
 _ELISION = re.compile(r"\.\.\.|\u2026|[\[(<](?:\.\.\.|\u2026|snip(?:ped)?|truncated|omitted)[\])>]")
 
@@ -283,9 +284,15 @@ class _Assembler(BlockReader, TracebackReader):
             opened.append((progress, "compile"))
         if self.resolving is not None:
             opened.append((self.resolving, "resolve"))
-        if self.waiting and self.waiting[1] >= WAIT_REPEATS and _DIGITS.sub("", self.tail[-1][1]) == self.waiting[0]:
-            opened.append((self.tail[-1][0], "wait"))  # the log ends in a loop still waiting for something
-        for line, operation in sorted(opened, reverse=True)[:1]:
+        last = _DIGITS.sub("", self.tail[-1][1]) if self.tail else ""
+        # (A paste cut inside the last line still shows the start of the loop's line.)
+        if self.waiting and self.waiting[1] >= WAIT_REPEATS and last and self.waiting[0].startswith(last):
+            # The log ends in a loop still waiting for something: for the compile cache's lock, when the line says
+            # so (libneuronxla: "Another process must be compiling <cache entry>, been waiting for: 839 minutes").
+            waiting_for = "cache" if _CACHE_ENTRY.search(self.tail[-1][1]) else "wait"
+            opened.append((self.tail[-1][0], waiting_for))
+        # The latest opened operation; on one line, a wait for the cache lock says more than the compile it waits on.
+        for line, operation in sorted(opened, key=lambda o: (o[0], o[1] == "cache", o[1]), reverse=True)[:1]:
             if line >= near_end and line > self.last_error:
                 self._add(self.log.outcomes, ProcessOutcome.model_construct(
                     line=line, kind="hang", text=f"the log ends inside {operation}", operation=operation))
