@@ -59,9 +59,10 @@ SECTION_HEADING = compile_linear(r"(?i)^\s*[=\-]{3,}\s*(?:errors|warnings|messag
 
 # Notices tools print on the normal path in failure words: docker's first pull of an image ("Unable to find
 # image 'x:latest' locally", then it pulls it).
-# (A setting a library says it will ignore, "X is not supported in NeuronTrainer and will be ignored", is
-# its notice that it goes on without it.)
-_ROUTINE_NOTICE = compile_linear(r"(?i)unable to find image '[^']{1,400}' locally|\band will be ignored\b")
+_ROUTINE_NOTICE = compile_linear(r"(?i)unable to find image '[^']{1,400}' locally")
+# A setting a library says it will ignore ("X is not supported in NeuronTrainer and will be ignored") is its notice
+# that it goes on without it, on a line that says nothing else failed.
+_IGNORED_SETTING = compile_linear(r"(?i)\band will be ignored\b")
 
 
 # A command line's option names (`--inject-error=NONE`, `--enable-data-race-checker=false`) name switches, not
@@ -75,7 +76,7 @@ def reads_as_failure(text: str) -> bool:
     if "--" in text:
         text = _OPTION_NAMES.sub(" ", text)
     return (bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text) and not SECTION_HEADING.search(text)
-            and not _ROUTINE_NOTICE.search(text))
+            and not _ROUTINE_NOTICE.search(text) and not (_IGNORED_SETTING.search(text) and not says_it_failed(text)))
 
 
 def says_it_failed(text: str) -> bool:

@@ -63,7 +63,7 @@ def test_a_release_pip_cannot_find_is_untestable_not_a_pass(wheels):
     bisect = cli("bisect", "--expect", "NCC_IXLV002", "--compiler-versions", "2.99,2.20", "--format", "json",
                  "--journal", str(wheels / "j2"), "--", "neuronx-cc", "compile")
     assert (bisect.returncode, json.loads(bisect.stdout)["boundary"]) == (1, None)
-    assert "neuronx_cc=2.99 is untestable" in bisect.stderr  # (listed newest last: releases are put in order)
+    assert "neuronx_cc=2.99 is untestable" in bisect.stderr
 
 
 def test_versions_are_checked_before_anything_runs(tmp_path):
@@ -81,3 +81,18 @@ def test_sdk_releases_name_the_compiler_each_shipped():
     assert versions_for_sdk(["2.32"]) == ["2.27.5334.0"]  # the release without its patch number
     with pytest.raises(InputError, match="not in the release table"):
         versions_for_sdk(["9.99"])
+
+
+def test_releases_given_as_a_knob_are_put_in_order_too(wheels):
+    """bisect reads releases oldest first: given newest first, in a knob or a plan, they are sorted all the same."""
+    result = cli("bisect", "--expect", "NCC_IXLV002", "--knob", "neuronx_cc=2.24,2.23,2.22,2.20,2.22", "--format",
+                 "json", "--journal", str(wheels / "j"), "--", "neuronx-cc", "compile")
+    assert (json.loads(result.stdout)["boundary"], json.loads(result.stdout)["fixes"]) == ("2.23", True)
+
+
+def test_a_relative_cache_folder_still_gives_runs_a_working_compiler(wheels, monkeypatch):
+    monkeypatch.chdir(wheels)
+    monkeypatch.setenv("NFORENSICS_CACHE_DIR", "relative-cache")
+    result = cli("sweep", "--expect", "NCC_IXLV002", "--compiler-versions", "2.20,2.24", "--format", "json",
+                 "--journal", str(wheels / "j"), "--", "neuronx-cc", "compile")
+    assert [run["verdict"] for run in json.loads(result.stdout)["runs"]] == ["REPRODUCES", "PASSES"]

@@ -1454,6 +1454,8 @@ def test_a_setting_a_library_says_it_will_ignore_is_no_failure():
     # A failure that mentions something ignored is still a failure.
     failed = "neuronx-cc failed: SBUF allocation failed; the flag --O3 is ignored\n"
     assert _top_family(failed) == "framework-compile-failure"
+    failed = "neuronx-cc: compilation failed; option foo is unknown and will be ignored\n"
+    assert _top_family(failed) == "framework-compile-failure"
 
 
 def test_a_log_that_ends_waiting_for_a_cache_entrys_lock_is_the_caches():
@@ -1464,3 +1466,11 @@ def test_a_log_that_ends_waiting_for_a_cache_entrys_lock_is_the_caches():
     # The near miss: a loop waiting for anything else is a hang.
     other = "".join(f"Waiting for the server to start, {m} s\n" for m in range(6))
     assert _top_family(other) == "process-hang"
+
+
+@pytest.mark.parametrize("cut", [1, 40, 120, 213])
+def test_a_cache_lock_wait_whose_last_line_the_paste_cut_is_still_the_caches(cut):
+    wait = ("2026-07-12 05:{:02d}:10.000181:  7816  [INFO]: Another process must be compiling /var/tmp/neuron-compile-cache/"
+            "neuronxcc-2.26.6360.0+6f180f47/MODULE_33496b7f+d6b08f8e/model.hlo_module.pb, been waiting for: {}.0 minutes\n")
+    log = "".join(wait.format(m, 830 + m) for m in range(6)) + wait.format(7, 837)[:cut] + "\n"
+    assert _top_family(log) == "compile-cache-access"

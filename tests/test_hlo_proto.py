@@ -236,3 +236,13 @@ def test_computations_without_ids_are_still_found_by_name():
         computation.id = 0
     data = module.SerializeToString()
     assert parse_proto(data).entry == proto_report(data, "m").entry == module.entry_computation_name
+
+
+def test_ids_far_apart_are_held_in_a_set_not_a_bitmap_of_the_span():
+    from array import array
+
+    from nforensics.artifacts.hlo_proto_stream import _HeldIds
+
+    sparse, dense = _HeldIds(array("q", [0, (1 << 28) - 1])), _HeldIds(array("q", range(5, 900)))
+    assert sparse.bits is None and sparse((1 << 28) - 1) and not sparse(1)
+    assert dense.bits is not None and dense(5) and dense(899) and not dense(4) and not dense(900)

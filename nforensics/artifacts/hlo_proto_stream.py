@@ -174,7 +174,8 @@ class _HeldIds:
     def __init__(self, ids: array) -> None:
         self.low = min(ids, default=0)
         span = max(ids, default=0) - self.low + 1
-        self.bits: bytearray | None = bytearray((span >> 3) + 1) if span <= BITMAP_IDS else None
+        dense = span <= min(BITMAP_IDS, max(64 * len(ids), 4096))  # (two ids far apart are a set, not 32 MB of bits)
+        self.bits: bytearray | None = bytearray((span >> 3) + 1) if dense else None
         self.ids: set[int] = set() if self.bits is not None else set(ids)
         if self.bits is not None:
             for id_ in ids:

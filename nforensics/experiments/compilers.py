@@ -45,7 +45,8 @@ def requirement(version: str) -> str:
 
 
 def versions_for_sdk(releases: list[str]) -> list[str]:
-    """The neuronx-cc version each Neuron SDK release shipped (knowledge/releases.toml), in the order given."""
+    """The neuronx-cc version each Neuron SDK release shipped (knowledge/releases.toml), in the order given (two
+    releases may have shipped the same one)."""
     from nforensics.knowledge.releases import release_table
 
     shipped = {sdk: packages.get(PACKAGE, ()) for sdk, packages in release_table()}
@@ -69,10 +70,14 @@ def compiler_knob(versions: str | None, releases: str | None) -> dict[str, list[
     wanted = [v.strip() for v in (versions or releases or "").split(",") if v.strip()]
     if not wanted:
         raise InputError(f"{'--compiler-versions' if versions is not None else '--sdk-releases'} names no release")
-    found = wanted if versions is not None else versions_for_sdk(wanted)
-    for version in found:
-        requirement(version)  # a typo is refused before anything is installed
-    return {COMPILER: sorted(found, key=release_key)}  # oldest first: bisect reads them in order
+    return {COMPILER: releases_in_order(wanted if versions is not None else versions_for_sdk(wanted))}
+
+
+def releases_in_order(versions: list[str]) -> list[str]:
+    """Each release once, oldest first (bisect reads them in order); a typo is refused before anything is installed."""
+    for version in versions:
+        requirement(version)
+    return sorted(dict.fromkeys(versions), key=release_key)
 
 
 def commands_dir(version: str) -> Path:
@@ -82,10 +87,14 @@ def commands_dir(version: str) -> Path:
     from nforensics.knowledge.disk_cache import private_dir
 
     cache = private_dir()
-    if cache is None or not os.access(cache, os.W_OK):
+    if cache is None:
         raise InstallFailed(f"cannot install {wanted}: no private cache folder to keep it in (set NFORENSICS_CACHE_DIR "
                             "to a folder of yours)")
-    home = cache / "compilers" / f"{PACKAGE}-{version}"
+    home = (cache / "compilers" / f"{PACKAGE}-{version}").absolute()  # the links and the PATH entry work anywhere
+    if (home / INSTALLED).is_file():
+        return home / "commands"
+    if not os.access(cache, os.W_OK):
+        raise InstallFailed(f"cannot install {wanted}: the cache folder {cache} is read-only")
     try:
         if not (home / INSTALLED).is_file():
             home.parent.mkdir(exist_ok=True, mode=0o700)
@@ -94,7 +103,7 @@ def commands_dir(version: str) -> Path:
                 if not (home / INSTALLED).is_file():
                     try:
                         _install(home, wanted)
-                    except InstallFailed:
+                    except (InstallFailed, OSError):
                         shutil.rmtree(home, ignore_errors=True)  # nothing half-made is left for the next run
                         raise
     except OSError as error:
@@ -114,6 +123,8 @@ def _install(home: Path, wanted: str) -> None:
     commands.mkdir()
     for script in _run([str(python), "-c", _SCRIPTS], wanted).split():
         (commands / script).symlink_to(home / "bin" / script)
+        if not (commands / script).exists():
+            raise InstallFailed(f"cannot install {wanted}: its command {script} was not installed")
     (home / INSTALLED).write_text(wanted + "\n", encoding="utf-8")
 
 

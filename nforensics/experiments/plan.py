@@ -20,7 +20,7 @@ from typing import Sequence
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nforensics.errors import InputError
-from nforensics.experiments.compilers import COMPILER, compiler_knob, requirement
+from nforensics.experiments.compilers import COMPILER, compiler_knob, releases_in_order, requirement
 from nforensics.experiments.runner import Variant
 from nforensics.experiments.slots import CORES, parse_size
 from nforensics.rayconnect import check_backend
@@ -244,8 +244,8 @@ def settings(
         name, values = parse_assignment(k, "--knob")
         knob_values[name] = parse_values(name, values)
     knob_values.update(compiler_knob(compiler_versions, sdk_releases))
-    for version in knob_values.get(COMPILER, []):
-        requirement(version)
+    if COMPILER in knob_values:  # from --knob or the plan too: checked, and put oldest first for bisect
+        knob_values[COMPILER] = releases_in_order(knob_values[COMPILER])
     here = Path.cwd()
     cwd_dir = cwd or (str(base / spec.cwd) if spec.cwd else None)
     declared = [(here, p) for p in inputs or []] + [(base, p) for p in spec.inputs]

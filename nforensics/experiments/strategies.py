@@ -226,24 +226,29 @@ def confirm(exp: Experiment, template: Template, knobs: dict[str, str], signatur
     by_tier = {tier: [(h, variants) for h, variants, _ in planned if variants and check_tier(h, signature) == tier]
                for tier in ("compile", "device")}
     compile_runs = [v for _, variants in by_tier["compile"] for v in variants]
+    no_failure = "not run: the baseline did not reproduce ({})"  # (then no run can decide anything)
     if baseline_tier(signature) == "compile":  # the baseline is a compile too: one batch
         baseline, *compiled = exp.run([template.variant(knobs), *compile_runs], cores=0)
+        checks = _judged_tier(by_tier["compile"], iter(compiled), baseline, "compile")
     else:
         (baseline,) = exp.run([template.variant(knobs)])
-        compiled = exp.run(compile_runs, cores=0)
-    checks = _judged_tier(by_tier["compile"], iter(compiled), baseline, "compile")
+        checks = (_judged_tier(by_tier["compile"], iter(exp.run(compile_runs, cores=0)), baseline, "compile")
+                  if baseline.reproduces else _not_run(by_tier["compile"], no_failure.format(baseline.verdict), "compile"))
     decided = next((c.id for c in checks.values() if c.status == "confirmed"), None)
-    if decided or not baseline.reproduces:  # (without a failure to explain, device runs could decide nothing)
-        why = (f"not run: the compile tier decided ({decided} confirmed)" if decided
-               else f"not run: the baseline did not reproduce ({baseline.verdict})")
-        checks |= {h.id: HypothesisCheck(h.id, h.title, h.confirm.expect if h.confirm else None, "not checked", why,
-                                         None, [], "device") for h, _ in by_tier["device"]}
+    if decided or not baseline.reproduces:
+        why = f"not run: the compile tier decided ({decided} confirmed)" if decided else no_failure.format(baseline.verdict)
+        checks |= _not_run(by_tier["device"], why, "device")
     else:
         device_runs = [v for _, variants in by_tier["device"] for v in variants]
         checks |= _judged_tier(by_tier["device"], iter(exp.run(device_runs)), baseline, "device")
     ordered = [checks.get(h.id) or HypothesisCheck(h.id, h.title, h.confirm.expect if h.confirm else None, "not checked",
                                                    why, None) for h, _, why in planned]
     return ConfirmResult(signature.id, code, baseline, ordered)
+
+
+def _not_run(wanted, why: str, tier: str) -> dict[str, HypothesisCheck]:
+    return {h.id: HypothesisCheck(h.id, h.title, h.confirm.expect if h.confirm else None, "not checked", why, None, [], tier)
+            for h, _ in wanted}
 
 
 def _judged_tier(wanted, results, baseline: VariantResult, tier: str) -> dict[str, HypothesisCheck]:

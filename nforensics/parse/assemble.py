@@ -160,7 +160,10 @@ class _Assembler(BlockReader, TracebackReader):
             self.last_prompt = number
         if WAITING_WORD in segment:  # a polling loop prints the same line, its counters and clock aside
             shape = _DIGITS.sub("", segment)
+            if self.waiting and self.waiting[0] != shape and self.waiting[0].startswith(shape):
+                return  # the loop's line again, cut by the paste: the loop goes on
             self.waiting = (shape, self.waiting[1] + 1 if self.waiting and self.waiting[0] == shape else 1)
+            self.waiting_line = segment
 
     def _keep(self, number: int, raw: str, body: str, block_open: bool, counted_before: int | None) -> None:
         """Read the line; keep it when it carried something, with the plain lines after it as its context.
@@ -284,12 +287,12 @@ class _Assembler(BlockReader, TracebackReader):
             opened.append((progress, "compile"))
         if self.resolving is not None:
             opened.append((self.resolving, "resolve"))
-        last = _DIGITS.sub("", self.tail[-1][1]) if self.tail else ""
+        last = _DIGITS.sub("", self.tail[-1][1]) if self.tail else None
         # (A paste cut inside the last line still shows the start of the loop's line.)
-        if self.waiting and self.waiting[1] >= WAIT_REPEATS and last and self.waiting[0].startswith(last):
-            # The log ends in a loop still waiting for something: for the compile cache's lock, when the line says
-            # so (libneuronxla: "Another process must be compiling <cache entry>, been waiting for: 839 minutes").
-            waiting_for = "cache" if _CACHE_ENTRY.search(self.tail[-1][1]) else "wait"
+        if self.waiting and self.waiting[1] >= WAIT_REPEATS and last is not None and self.waiting[0].startswith(last):
+            # The log ends in a loop still waiting for something: for the compile cache's lock, when the loop's line
+            # says so (libneuronxla: "Another process must be compiling <cache entry>, been waiting for: 839 minutes").
+            waiting_for = "cache" if _CACHE_ENTRY.search(self.waiting_line) else "wait"
             opened.append((self.tail[-1][0], waiting_for))
         # The latest opened operation; on one line, a wait for the cache lock says more than the compile it waits on.
         for line, operation in sorted(opened, key=lambda o: (o[0], o[1] == "cache", o[1]), reverse=True)[:1]:
