@@ -42,7 +42,7 @@ def proto_report(data: bytes, where: str, named: Sequence[str] = ()) -> HloRepor
     from google.protobuf.message import DecodeError
 
     view = memoryview(data)
-    for start, end in ((0, len(view)), *_module_inside_hlo_proto(view)):
+    for start, end in _module_spans(view):
         try:
             read = _read_module(view, start, end)
             if read is not None:
@@ -98,11 +98,13 @@ def _header(view: memoryview, start: int, end: int, repeated: int) -> bytes:
     return b"".join(view[tag_at:value_end] for field, tag_at, _, value_end in _fields(view, start, end) if field != repeated)
 
 
-def _module_inside_hlo_proto(view: memoryview) -> list[tuple[int, int]]:
+def _module_spans(view: memoryview) -> Iterator[tuple[int, int]]:
+    """Where the module may be: the whole input, then (only if that was not one) the module an HloProto holds."""
+    yield 0, len(view)
     try:
-        return list(_each(view, 0, len(view), HLO_PROTO_MODULE))[-1:]
+        yield from list(_each(view, 0, len(view), HLO_PROTO_MODULE))[-1:]
     except (_NotAModule, IndexError):
-        return []
+        return
 
 
 def _read_module(view: memoryview, start: int, end: int) -> tuple[Any, list[tuple[Any, int, int]]] | None:

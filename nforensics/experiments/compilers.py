@@ -96,16 +96,15 @@ def commands_dir(version: str) -> Path:
     if not os.access(cache, os.W_OK):
         raise InstallFailed(f"cannot install {wanted}: the cache folder {cache} is read-only")
     try:
-        if not (home / INSTALLED).is_file():
-            home.parent.mkdir(exist_ok=True, mode=0o700)
-            with open(home.parent / f"{home.name}.lock", "w") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be building it: wait, then use its work
-                if not (home / INSTALLED).is_file():
-                    try:
-                        _install(home, wanted)
-                    except (InstallFailed, OSError):
-                        shutil.rmtree(home, ignore_errors=True)  # nothing half-made is left for the next run
-                        raise
+        home.parent.mkdir(exist_ok=True, mode=0o700)
+        with open(home.parent / f"{home.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be building it: wait, then use its work
+            if not (home / INSTALLED).is_file():
+                try:
+                    _install(home, wanted)
+                except (InstallFailed, OSError):
+                    shutil.rmtree(home, ignore_errors=True)  # nothing half-made is left for the next run
+                    raise
     except OSError as error:
         raise InstallFailed(f"cannot install {wanted}: {error.strerror or error}") from None
     return home / "commands"

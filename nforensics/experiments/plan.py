@@ -20,7 +20,7 @@ from typing import Sequence
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nforensics.errors import InputError
-from nforensics.experiments.compilers import COMPILER, compiler_knob, releases_in_order, requirement
+from nforensics.experiments.compilers import COMPILER, compiler_knob, releases_in_order
 from nforensics.experiments.runner import Variant
 from nforensics.experiments.slots import CORES, parse_size
 from nforensics.rayconnect import check_backend
@@ -361,8 +361,7 @@ def confirm_variants(template: Template, knobs: dict[str, str], confirm) -> tupl
     if missing_args:
         return [], f"the command has no argument {missing_args[0]} to remove"
     try:
-        for version in confirm.matrix.get(COMPILER, []):
-            requirement(version)
+        releases_in_order(confirm.matrix.get(COMPILER, []))
     except InputError as error:
         return [], str(error)
     variants = []

@@ -241,14 +241,17 @@ def confirm(exp: Experiment, template: Template, knobs: dict[str, str], signatur
     else:
         device_runs = [v for _, variants in by_tier["device"] for v in variants]
         checks |= _judged_tier(by_tier["device"], iter(exp.run(device_runs)), baseline, "device")
-    ordered = [checks.get(h.id) or HypothesisCheck(h.id, h.title, h.confirm.expect if h.confirm else None, "not checked",
-                                                   why, None) for h, _, why in planned]
+    ordered = [checks.get(h.id) or _unchecked(h, why, "device") for h, _, why in planned]
     return ConfirmResult(signature.id, code, baseline, ordered)
 
 
+def _unchecked(hypothesis: HypothesisSpec, why: str, tier: str) -> HypothesisCheck:
+    expect = hypothesis.confirm.expect if hypothesis.confirm else None
+    return HypothesisCheck(hypothesis.id, hypothesis.title, expect, "not checked", why, None, [], tier)
+
+
 def _not_run(wanted, why: str, tier: str) -> dict[str, HypothesisCheck]:
-    return {h.id: HypothesisCheck(h.id, h.title, h.confirm.expect if h.confirm else None, "not checked", why, None, [], tier)
-            for h, _ in wanted}
+    return {h.id: _unchecked(h, why, tier) for h, _ in wanted}
 
 
 def _judged_tier(wanted, results, baseline: VariantResult, tier: str) -> dict[str, HypothesisCheck]:
