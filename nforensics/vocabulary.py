@@ -47,7 +47,7 @@ _NOTHING_BROKE = compile_linear(r"(?i)\bno (?:\w+ )?(?:errors?|exceptions?|failu
 # (A `0` ends the count: next comes the end or a character that is neither a word character nor a `.`.)
 # (`Check failed: 0 == create_eg_rsp.status().code()` is a failed C++ CHECK comparing with 0, not a count of 0.)
 ZERO_FAILURES = compile_linear(
-    r"(?i)(?:fail\w*|error\w*)[^:\n]{0,30}[:=]\s*0(?:$|[^\w.\s=!<>]|\s+(?:$|[^\s=!<>]))|\b0\s+(?:errors?|failures?|failed)\b|"
+    r"(?i)(?:fail\w*|error\w*)[^:\n]{0,30}[:=]\s*0(?:$|[^\w.\s=!<>]|\s+(?:$|[^\s=!<>]))|\b0(?:\s*/\s*\d+|\s+of\s+\d+)?\s+(?:errors?|failures?|failed)\b|"
     r"\bno (?:errors?|failures?|issues?|problems?) (?:were )?found"
 )
 

@@ -210,6 +210,15 @@ def test_a_second_compile_that_ended_like_the_first_is_not_a_hang():
     assert _top_family(twice.removesuffix("Compiler status PASS\n")) == "process-hang"  # the near miss: still open
 
 
+def test_a_log_whose_last_line_is_the_compilers_command_line_shows_no_hang():
+    """A quoted command, or a paste cut where the compile began: nothing shows that the compile ran at all."""
+    command = COMPILE_ROUND.split("\n")[0] + "\n"
+    assert analyze_text(command).findings == []
+    assert analyze_text("Some weights were not used\n" + command).findings == []
+    # The compiler's progress dot after it: the compile ran, and the log ends inside it.
+    assert _top_family(command + ".\n") == "process-hang"
+
+
 def test_a_line_that_closed_nothing_the_first_time_closes_the_compile_the_second_time():
     cpu_trace = "WARNING:Neuron:No operator is placed on Neuron runtime; returning a CPU trace\n"
     started = "INFO:Neuron:Number of arithmetic operators (pre-compilation) before = 1, fused = 0\n"
@@ -569,6 +578,10 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("2025/05/16 08:20:14 [ERROR] Node ip-10-0-0-1 (type=inf2.48xlarge) lacks 'aws.amazon.com/neuroncore'",
      "kubernetes-components"),
     ("ModuleNotFoundError: No module named 'neuronx_distributed'", "pip-resolution"),
+    # A Neuron package's own source the interpreter cannot parse: installed into a Python older than it supports.
+    ('File "/env/lib/python3.5/site-packages/torch_neuron/__init__.py", line 29\n'
+     "    f'Invalid dependency version torch=={torch.__version__}. '\n                ^\nSyntaxError: invalid syntax",
+     "pip-resolution"),
     ("ERROR could not schedule pod: incompatible with nodepool inferentia-inf2, did not tolerate "
      "aws.amazon.com/neuron=:NoSchedule", "kubernetes-components"),
     ("RuntimeError: operator torchvision::nms does not exist", "version-skew"),
@@ -644,6 +657,9 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "Setup failure: discovered 0 GPUs per node => no capacity found",  # a count of another accelerator
     "ERROR: operator precedence in config expression does not exist",  # no exception: a tool's message
     "ValueError: the requested operator does not exist",  # not the RuntimeError torch raises for an extension
+    # A syntax error in the user's own script, or in a package of a run with no Neuron in it.
+    'File "/home/u/neuron_app/train.py", line 29\n    f"x" +\n         ^\nSyntaxError: invalid syntax',
+    'File "/env/lib/python3.5/site-packages/requests/__init__.py", line 29\n    f"x"\n      ^\nSyntaxError: invalid syntax',
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
@@ -820,9 +836,16 @@ def test_the_file_neuronx_cc_names_as_a_pass_fails_places_the_failure(path, fami
     assert _top_family(log) == family
 
 
-def test_a_root_chain_outside_the_compiler_is_no_compiler_stage():
+def test_a_root_chain_outside_the_compiler_is_its_crash_at_no_stage():
+    """neuronx-cc prints the chain as one of its passes fails, also when the file is the standard library's (the
+    worker process the pass ran in): the compiler failed inside itself, at a stage the chain does not name."""
     log = COMPILER_ROOTS.format(path="/usr/lib/python3.8/multiprocessing/process.py", parent="/usr/lib/python3.8/multiprocessing")
-    assert _top_family(log) not in ("nki-kernel-error", "compiler-internal-crash")
+    [top] = [f for f in analyze_text(log).findings if f.severity == "error"]
+    assert top.family == "compiler-internal-crash" and "stage" not in top.fields
+    # Without the envelope after it, the chain still ends the compile: a crash, not a compile still running.
+    assert _top_family(log.rsplit("\n", 2)[0] + "\n") == "compiler-internal-crash"
+    # One `root = ...` line alone is a setting someone printed (a dataset root), not the chain.
+    assert _top_family(log.replace("root = /usr/lib/python3.8/multiprocessing\n", "")) == "framework-compile-failure"
 
 
 def test_a_graph_that_failed_to_stage_is_not_short_of_cores_when_its_status_says_memory():

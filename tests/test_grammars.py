@@ -84,6 +84,10 @@ CASES = [
     ("traceback", None, "Traceback (most recent call last):", "python_header", set()),
     ("traceback", None, "StopIteration                             Traceback (most recent call last)", "ipython_header",
      {("IPY_HEADER", "StopIteration                             Traceback (most recent call last)")}),
+    ("traceback", None, "Current thread 0x00007f3a1c2b5740 (most recent call first):", "faulthandler_header",
+     {("FAULT_HEADER", "Current thread 0x00007f3a1c2b5740 (most recent call first):")}),
+    ("traceback", None, "Stack (most recent call first):", "faulthandler_header",
+     {("FAULT_HEADER", "Stack (most recent call first):")}),
     ("traceback", None, 'File "neuronxcc/driver/jobs/WalrusDriver.py", line 232, in run', "frame",
      {("PATH", '"neuronxcc/driver/jobs/WalrusDriver.py"'), ("LINENO", "232"), ("FUNC", "run")}),
     ("traceback", None, "File /opt/x/trace.py:309, in trace(model)", "ipython_frame", {("IPY_PATH", "/opt/x/trace.py")}),
@@ -234,6 +238,8 @@ NEAR_MISSES = [
     ("environment", None, "os.environ.get('XLA_USE_BF16')", "setenv_call"),
     ("traceback", None, "Please see the traceback above", "python_header"),
     ("traceback", None, "Traceback (most recent call last):", "ipython_header"),  # Python's: no exception before it
+    ("traceback", None, "Current thread 0x00007f3a (most recent call last):", "faulthandler_header"),
+    ("traceback", None, "Thread 854 (idle): \"MainThread\"", "faulthandler_header"),  # py-spy's, innermost first too
     ("traceback", None, 'File "a.py" was not found', "frame"),
     ("traceback", None, "File /opt/x/trace.py, in trace", "ipython_frame"),  # no :line
     ("traceback", None, "Cell In twelve", "ipython_cell"),

@@ -73,6 +73,8 @@ def test_a_log_that_says_outright_it_broke_is_never_silent(text):
     "TVM not available\nMXNet not available\n",  # what a tool lacks at start-up is not a failure
     "Some weights of BertModel were not initialized from the model checkpoint\n",
     "Compilation finished: 0 errors, 0 failures\n",
+    "[INFO]: Compilation summary: 0/6 failed, 6 succeeded\n",  # neuron_parallel_compile's count of none
+    "Compiled 4 graphs, 0 of 4 failed\n",
     "Requirement already satisfied: exceptiongroup>=1.0.0rc8 in ./venv/lib/python3.10/site-packages\n",
     "Running test_error_handling ... ok\nallow_failure=True errors_seen=2\n",  # names, not failures
     "no exceptions raised\n",
@@ -92,6 +94,14 @@ def test_start_up_chatter_with_failure_like_words_stays_silent(text):
 ])
 def test_status_names_and_call_mismatches_are_failures(line, failed):
     assert bool(analyze_text(line + "\n").findings) == failed
+
+
+def test_a_compile_summary_fails_by_its_count_of_failures():
+    """neuron_parallel_compile's closing count: two graphs that failed are a failure, none is not."""
+    log = ("2026-07-29 17:49:04.000755:  10451  INFO ||NEURON_PARALLEL_COMPILE||: Total graphs: 6\n"
+           "2026-07-29 17:50:04.000755:  10451  [INFO]: Compilation summary: {failed}/6 failed, {ok} succeeded\n")
+    assert [f.family for f in analyze_text(log.format(failed=2, ok=4)).findings] == ["framework-compile-failure"]
+    assert analyze_text(log.format(failed=0, ok=6)).findings == []
 
 
 def test_a_tool_echoing_its_command_line_is_not_a_failure():

@@ -95,6 +95,37 @@ def test_python_frames_carry_the_source_line_that_failed():
     assert _top_family(text.replace("optimizer.load_state_dict", "optimizer.step")) != "model-library-error"
 
 
+FAULTHANDLER = """\
+Fatal Python error: Segmentation fault
+
+Thread 0x00007f11 (most recent call first):
+  File "/usr/lib/python3.10/threading.py", line 324 in wait
+
+Current thread 0x00007f3a (most recent call first):
+  File "/venv/site-packages/neuronxcc/starfish/penguin/targets/tonga/passes/Tensorizer.py", line 33 in run
+  File "/venv/site-packages/neuronxcc/driver/jobs/Frontend.py", line 90 in runSingleInput
+  File "/home/u/lib/a.py", line 5 in f
+  File "/home/u/lib/b.py", line 6 in g
+  File "/home/u/run.py", line 10 in main
+  File "/home/u/run.py", line 20 in <module>
+Segmentation fault (core dumped)
+"""
+
+
+def test_a_faulthandler_dump_is_read_innermost_first_as_it_is_printed():
+    """faulthandler prints each thread's frames innermost first: the crash happened in the top frame, here
+    the compiler's tensorizer, not in the user's script at the bottom of the dump."""
+    waiting, crashed = _parse(FAULTHANDLER).tracebacks
+    assert [f.function for f in waiting.frames] == ["wait"]
+    assert [f.function for f in crashed.frames] == ["<module>", "main", "g", "f", "runSingleInput", "run"]
+    assert _top_family(FAULTHANDLER) == "compiler-tensorizer"
+    # The same frames under a Python traceback's header ran the other way: the user's script failed last.
+    as_traceback = FAULTHANDLER.replace("Current thread 0x00007f3a (most recent call first):",
+                                        "Traceback (most recent call last):")
+    assert [f.function for f in _parse(as_traceback).tracebacks[-1].frames][-1] == "<module>"
+    assert _top_family(as_traceback) == "runtime-process-crash"
+
+
 def test_a_traceback_folded_onto_one_line_is_unfolded():
     text = ('Traceback (most recent call last): File "/app/run.py", line 9, in main run() '
             'File "/venv/site-packages/torch_xla/core/xla_model.py", line 263, in _xla_real_device '

@@ -102,6 +102,7 @@ CASES = [
     ("traceback", None, "Traceback (most recent call last):", TracebackHeader(None)),
     ("traceback", None, "StopIteration                             Traceback (most recent call last)",
      TracebackHeader("StopIteration")),
+    ("traceback", None, "Thread 0x00007f11 (most recent call first):", TracebackHeader(None, innermost_first=True)),
     ("traceback", None, '  File "neuronxcc/driver/jobs/WalrusDriver.py", line 232, in run',
      frame("neuronxcc/driver/jobs/WalrusDriver.py", 232, "run")),
     ("traceback", None, 'File "x.py", line 7', frame("x.py", 7, None)),

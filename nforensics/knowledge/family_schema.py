@@ -23,7 +23,8 @@ from nforensics.records import Component, Severity
 
 Outcome = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted"]
 Operation = Literal["compile", "load", "collectives", "execute", "wait", "resolve", "cache"]
-Structure = Literal["ice_banner", "bir_block", "compiler_assertion", "cache_replay", "own_module_missing"]
+Structure = Literal["ice_banner", "bir_block", "compiler_assertion", "compiler_pass_trace", "cache_replay",
+                    "own_module_missing"]
 
 
 class Detect(Strict):
@@ -46,8 +47,8 @@ class Detect(Strict):
       stack passed through (`torch/jit/_trace`: PyTorch's tracer itself refused the model).
     - `outcomes` (with `operations` for hangs): how the process ended, read from the shape of the log's end.
     - `structures`: named multi-line shapes the parser assembles (the ICE banner, a BIR verifier block, a
-      compiler assertion, the compile cache replaying a failed entry, a package failing to import a module
-      of its own).
+      compiler assertion, neuronx-cc's `root = ` chain naming where a pass failed, the compile cache replaying
+      a failed entry, a package failing to import a module of its own).
     - `words`: groups of lower-case words or word starts ("compil"); one failure line must contain a member
       of every group, each at the start of a token.
     - `context_words`: groups of whole words, anywhere in what was kept of the input (any line, frame path or

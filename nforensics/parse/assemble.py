@@ -275,13 +275,17 @@ class _Assembler(BlockReader, TracebackReader):
 
     def _hangs(self) -> None:
         """A log that ends inside an operation it opened, with no error after it, hung there (or was cut).
-        A paste that ends in an elision (`...`, `[snip]`) does not end there: its author left the rest out."""
+        A paste that ends in an elision (`...`, `[snip]`) does not end there: its author left the rest out.
+        Nor does one whose last line is the compiler's command line: nothing shows that the compile ever ran (a
+        quoted command, a paste cut where the interesting part began). (The runtime's API trace is different: it
+        is switched on to watch a run, and a call it saw enter and never leave is where the run stopped.)"""
         if self.tail and self.tail[-1][0] == self.elided_at:
             return
         near_end = self.last_text - HANG_TAIL
         opened = [(line, _api_operation(api)) for api, line in self.open_apis.items()]
         if self.open_compile is not None:
-            opened.append((self.open_compile, "compile"))
+            if self.open_compile < self.last_text or not self.compile_command:
+                opened.append((self.open_compile, "compile"))
         elif self.last_error < max(near_end, 1) and (progress := self._compiler_still_talking()) is not None:
             # (Progress right after an error, such as the ICE banner's own USER lines, is a compile dying.)
             opened.append((progress, "compile"))

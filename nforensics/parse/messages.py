@@ -40,8 +40,8 @@ _ONLY_A_NAME = re.compile(r"^\s*[A-Z][A-Z0-9_]+(?:[\s.,;!]*$|:\s)")
 _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F", "W", "ERRO", "FATA"}
 # A compile that starts and one that ends (either way): neuronx-cc, neuron-cc and the framework wrappers.
 # (torch-neuron's tracer counts the operators "(pre-compilation)" just before it starts the compiler.)
-_COMPILE_START = re.compile(r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|neuronx?-cc\s+compile\b|"
-                            r"start(?:ing)? compil)|\(pre-compilation\)")
+_COMPILE_START = re.compile(r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|start(?:ing)? compil)"
+                            r"|\(pre-compilation\)|(?P<command>\bneuronx?-cc\s+compile\b)")
 COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeeded|finished|complete|done|failed)|"
                           r"successfully compiled|compile(?:d)? (?:time|in)\b|command returned|fail|error|\bPASS\b|"
                           r"returning a CPU trace")
@@ -162,8 +162,9 @@ class MessageReader(AssemblerState):
         """Where a compile opens and closes, for telling a hang inside it from a log that stopped after it."""
         if COMPILE_END.search(text):
             self.open_compile = None
-        elif _COMPILE_START.search(text):
+        elif (start := _COMPILE_START.search(text)) is not None:
             self.open_compile = number
+            self.compile_command = start["command"] is not None
 
     def _resolver_progress(self, number: int, text: str) -> None:
         """pip fetching release after release of one package is its resolver backtracking: a log that ends

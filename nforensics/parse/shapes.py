@@ -98,9 +98,11 @@ class CutMark(NamedTuple):
 
 
 class TracebackHeader(NamedTuple):
-    """`Traceback (most recent call last):`, or IPython's, which names the exception first."""
+    """`Traceback (most recent call last):`, or IPython's, which names the exception first, or faulthandler's
+    `Current thread 0x... (most recent call first):`, whose frames come innermost first."""
 
     exception: str | None
+    innermost_first: bool = False
 
 
 class LiveThread(NamedTuple):

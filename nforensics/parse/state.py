@@ -56,8 +56,10 @@ class AssemblerState:
         self.open_stack: StackTrace | None = None  # native or TorchScript frames being collected
         self.frame_awaiting_code: Frame | None = None  # a Python frame whose source line may come next
         self.named_by_header: PythonTraceback | None = None  # an IPython traceback its header named
+        self.innermost_first: PythonTraceback | None = None  # a faulthandler dump, its frames printed innermost first
         self.open_apis: dict[str, int] = {}  # NRT API trace: api -> line of its API:IN without API:OUT yet
         self.open_compile: int | None = None  # line of a compile start with no end seen yet
+        self.compile_command = False  # that line is the compiler's command line, not its progress
         self.elided_at = 0  # the last line that was an elision (`...`, `[snip]`): output its author left out
         self.resolving: int | None = None  # line where pip was last seen backtracking through releases
         self.fetched_versions: dict[str, set[str]] = {}  # pip: package -> the releases whose wheels it fetched

@@ -25,8 +25,10 @@ class TracebackReader(MessageReader):
 
     def _traceback_line(self, number: int, line: object) -> bool:
         match line:
-            case TracebackHeader(exception=named):
+            case TracebackHeader(exception=named, innermost_first=innermost_first):
                 traceback = self._open_traceback(number)
+                if innermost_first:
+                    self.innermost_first = traceback
                 if named:
                     # IPython names the exception in its header; a paste often stops before the final line.
                     traceback.exception = named
@@ -34,12 +36,15 @@ class TracebackReader(MessageReader):
             case Frame(syntax="python" | "ipython"):
                 line.line = number
                 traceback = self.open_traceback or self._open_traceback(number)
-                traceback.frames.append(line)
+                # A record's frames run outermost to innermost, however its producer printed them.
+                traceback.frames.insert(0 if traceback is self.innermost_first else len(traceback.frames), line)
                 self.frame_awaiting_code = line
                 traceback.end_line = number
             case Frame():
                 line.line = number
                 self._stack_frame(number, line)
+                if line.syntax == "root":  # neuronx-cc names where a pass failed: the compile ended there
+                    self.last_error = number
             case ExceptionLine():
                 self._exception_line(number, line)
             case LiveThread():

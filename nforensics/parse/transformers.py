@@ -209,6 +209,9 @@ class TracebackShapes(Transformer):
         [header] = parts  # `StopIteration       Traceback (most recent call last)`: IPython names it first
         return TracebackHeader(header.split()[0])
 
+    def faulthandler_header(self, _parts: Parts) -> TracebackHeader:
+        return TracebackHeader(None, innermost_first=True)
+
     def frame(self, parts: Parts) -> Frame:
         path, lineno, function = parts
         return Frame.model_construct(file=path.strip('"'), lineno=int(lineno), function=optional(function),
