@@ -8,7 +8,10 @@ with one worker (nforensics/experiments/hlo_reduce.py, phase by phase):
     1 (the module as given) + ceil(log2 n) (shortest failing prefix) + 1 (cone of its last op)
     + 2 ceil(log2 (d + 1)) + 1 (nearest depth d from the outputs, galloping then halving)
     + ddmin over the r ops left: O(k log r), r^2 / 2 at worst
-that is O(log n + log d + k log r) when the failing structure is local, as it is here. With w workers each
+    + for each of the c classes of dimensions that may shrink, of sizes s_i: 1 compile when the failure does not
+      depend on the size (size 1 still fails), 2 ceil(log2 s_i) at most when it does (galloping, then halving)
+that is O(log n + log d + k log r + c) when the failing structure is local and not size-bound, as it is here
+(c = 2: the convolution's input and output features; its window, stride and padding fix its spatial sizes). With w workers each
 search round tries w points at once: fewer rounds (log_(w+1) n), up to w times the compiles per round.
 The answer does not depend on w when the failure is monotone (a module holding the structure fails).
 

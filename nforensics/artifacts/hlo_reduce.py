@@ -24,6 +24,7 @@ class Removed:
     parameters: tuple[int, int]  # of the entry
     ops: dict[str, int]  # opcode -> entry instructions removed
     cut: list[str]  # instructions whose values became parameters: "name (shape opcode)"
+    shrunk: list[str]  # parameters whose shapes shrank: "name: f32[1,32,8,8] -> f32[1,1,8,8]"
 
 
 class EntryGraph:
@@ -78,8 +79,11 @@ class EntryGraph:
         gone = Counter(i.opcode for i in original if i.id not in kept)
         cut = [f"{i.name} ({_shape(i.shape)} {i.opcode})" for i in original
                if i.id in kept and i.opcode != "parameter" and kept[i.id].opcode == "parameter"]
+        shrunk = [f"{i.name}: {_shape(self.by_id[i.id].shape)} -> {_shape(i.shape)}" for i in kept.values()
+                  if i.opcode == "parameter" and list(i.shape.dimensions) != list(self.by_id[i.id].shape.dimensions)]
         return Removed((instruction_count(self.module), instruction_count(reduced)),
-                       (len(self.module.computations), len(reduced.computations)), params, dict(gone.most_common()), cut)
+                       (len(self.module.computations), len(reduced.computations)), params, dict(gone.most_common()), cut,
+                       shrunk)
 
 
 def _shape(shape: Any) -> str:

@@ -82,7 +82,7 @@ def sub_module(module: Any, keep: Iterable[int]) -> Any:
             instruction.parameter_number = number
             number += 1
     _set_root(module, computation, used)
-    _program_shape(computation, new)
+    program_shapes(computation, new)
     _keep_called(module, new, computation)
     return new
 
@@ -115,7 +115,8 @@ def _set_root(module: Any, computation: Any, used: set[int]) -> None:
     computation.root_id = root.id
 
 
-def _program_shape(computation: Any, module: Any) -> None:
+def program_shapes(computation: Any, module: Any) -> None:
+    """Both program shapes (the entry's and the module's) rewritten from the entry's parameters and root."""
     parameters = sorted((i for i in computation.instructions if i.opcode == "parameter"), key=lambda i: i.parameter_number)
     root = next(i for i in computation.instructions if i.id == computation.root_id)
     for shape in (computation.program_shape, module.host_program_shape):

@@ -70,7 +70,7 @@ def summary(result: HloReduceResult, pb: Path, text: Path) -> dict:
     r = result.removed
     return {"reduced": str(pb), "text": str(text), "instructions": list(r.instructions),
             "computations": list(r.computations), "parameters": list(r.parameters), "removed_ops": r.ops,
-            "cut": r.cut, "runs": result.runs, "phases": result.phases, "budget_exhausted": result.exhausted}
+            "cut": r.cut, "shrunk": r.shrunk, "runs": result.runs, "phases": result.phases, "budget_exhausted": result.exhausted}
 
 
 def summary_text(result: HloReduceResult, expect: str, pb: Path, text: Path) -> str:
@@ -84,6 +84,7 @@ def summary_text(result: HloReduceResult, expect: str, pb: Path, text: Path) -> 
         f"  written: {pb} and {text}",
         f"  removed from the entry: {removed or 'nothing'}",
         f"  parameters: {r.parameters[0]} -> {r.parameters[1]}; cut into parameters: {', '.join(r.cut) or 'none'}",
+        f"  shapes shrunk: {', '.join(r.shrunk) or 'none'}",
         "  compiles per phase: " + ", ".join(f"{phase} {n}" for phase, n in result.phases.items()),
     ]
     return "\n".join(lines) + "\n"

@@ -13,7 +13,10 @@ pinned on the expected code (a different failure is not "still failing"). The se
 3. **depth**: only the ops within distance d of the outputs, the rest cut into parameters: the smallest d,
    galloping 0, 1, 3, 7, ... then halving: about 2 log2(d) compiles;
 4. **ddmin** (strategies.ddmin) over what is left, for a 1-minimal set of ops: O(k log r) compiles for k
-   needed ops among r, r^2 at worst.
+   needed ops among r, r^2 at worst;
+5. **shapes**: each class of dimensions that may change size together (nforensics/artifacts/hlo_shapes.py),
+   largest first, set to the smallest size that still fails, galloping 1, 2, 4, 8, ... then halving: one
+   compile for a class whose failure does not depend on its size, about 2 log2(size) for one that does.
 
 Each phase assumes the failure is monotone in the set it shrinks (a module holding the failing structure
 fails); a phase whose candidates do not fail leaves the module as it was, so the answer is always a module that
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nforensics.artifacts.hlo_reduce import EntryGraph, Removed
+from nforensics.artifacts.hlo_shapes import DimClass, ShapeClasses, element_count
 from nforensics.artifacts.hlo_write import check_module, instruction_count
 from nforensics.artifacts.hlo_write_text import module_text
 from nforensics.experiments.plan import Template
@@ -58,7 +62,8 @@ class _Search:
                  budget: int | None, fixed: dict[str, str]) -> None:
         self.exp, self.template, self.graph, self.workdir = exp, template, graph, workdir
         self.batch, self.budget, self.fixed = max(1, batch), budget, fixed
-        self.best: tuple[tuple[int, int], Any] | None = None  # ((instructions, ops), module): the smallest that failed
+        # ((instructions, ops, elements), module): the smallest module that failed
+        self.best: tuple[tuple[int, int, int], Any] | None = None
         self.phases: dict[str, int] = {}
         self.phase = "baseline"
         self.warnings: list[str] = []
@@ -88,7 +93,8 @@ class _Search:
         results = self.exp.run(variants)
         self.phases[self.phase] = self.phases.get(self.phase, 0) + len(self.exp.tested) - before
         for module, result, ops in zip(modules, results, sizes or [0] * len(modules), strict=False):
-            size = (instruction_count(module), ops)  # at equal size, fewer ops asked for (a tuple root adds one)
+            # at equal size, fewer ops asked for (a tuple root adds one), then fewer array elements
+            size = (instruction_count(module), ops, element_count(module))
             if result.reproduces and (self.best is None or size < self.best[0]):
                 self.best = (size, module)
         return [r.reproduces for r in results]
@@ -104,14 +110,21 @@ class _Search:
             modules.append(module)
         return self.run(modules, [len(ops) for ops in candidates])
 
-    def first(self, candidates: list[frozenset[int]]) -> int | None:
+    def test_modules(self, modules: list[Any]) -> list[bool]:
+        """Candidates that are whole modules (shapes shrunk), each as large in ops as the best so far."""
+        ops = self.best[0][1] if self.best else 0
+        return self.run(modules, [ops] * len(modules))
+
+    def first(self, candidates: list[Any]) -> int | None:
+        """The first candidate (a set of ops, or a module) that still fails, `batch` at a time."""
         for start in range(0, len(candidates), self.batch):
-            results = self.test(candidates[start : start + self.batch])
+            chunk = candidates[start : start + self.batch]
+            results = self.test(chunk) if isinstance(chunk[0], frozenset) else self.test_modules(chunk)
             if True in results:
                 return start + results.index(True)
         return None
 
-    def smallest(self, lo: int, hi: int, candidate: Callable[[int], frozenset[int]]) -> int:
+    def smallest(self, lo: int, hi: int, candidate: Callable[[int], Any]) -> int:
         """The smallest k in (lo, hi] whose candidate fails, given that hi's does (or is taken to): `batch` points
         of the interval per round."""
         while hi - lo > 1:
@@ -125,7 +138,7 @@ class _Search:
                 lo, hi = (points[found - 1] if found else lo), points[found]
         return hi
 
-    def gallop(self, top: int, candidate: Callable[[int], frozenset[int]]) -> int:
+    def gallop(self, top: int, candidate: Callable[[int], Any]) -> int:
         """The smallest k in [0, top] whose candidate fails (top's is taken to), probing 0, 1, 3, 7, ... first."""
         lo, probe = -1, 0
         while probe < top:
@@ -177,6 +190,20 @@ def _phases(search: _Search, graph: EntryGraph) -> None:
         within = search.gallop(top, lambda d: frozenset(op for op in current if depth[op] <= d))
         current = frozenset(op for op in current if depth[op] <= within)
     search.phase = "ddmin"
-    chosen = ddmin(graph.sorted(current), lambda sets: search.first([frozenset(s) for s in sets]))
-    if len(chosen) < len(current):
-        current = frozenset(chosen)
+    ddmin(graph.sorted(current), lambda sets: search.first([frozenset(s) for s in sets]))
+    _shrink_shapes(search)
+
+
+def _shrink_shapes(search: _Search) -> None:
+    assert search.best is not None
+    search.phase = "shapes"
+    module = search.best[1]
+    classes = ShapeClasses(module)
+    for dim_class in classes.classes():
+        # The smallest size that still fails (the class's own size is taken to): candidate k has size k + 1.
+        def candidate(k: int, base: Any = module, shrinking: DimClass = dim_class) -> Any:
+            return classes.resized(base, shrinking, k + 1)
+
+        size = 1 + search.gallop(dim_class.size - 1, candidate)
+        if size < dim_class.size:
+            module = classes.resized(module, dim_class, size)

@@ -6,6 +6,8 @@ It reads the module with nforensics' own reader (nforensics/artifacts/hlo.py: a 
   - prints the neuronx-cc shape of NCC_ITEN404 (an internal tensorizer error) and exits 1 when the entry
     computation holds a convolution with a 7x7 window whose value a transpose takes as an operand (the seed 004
     graph: a 7x7 convolution and its transposed twin), on --target trn1 only;
+  - with `--min-features N` as well, only when that convolution computes at least N output features (a failure
+    that depends on a size: the reducer's shape shrinking must stop at N, not go below it);
   - with `--fail-on kernel-twice` instead: prints NCC_IXLV002 (seed 000's barrier error) when one kernel of a
     custom-call is launched two or more times in the module (nforensics' own kernel_calls reading);
   - prints a parse error (not a catalogue code: the oracle calls it a different failure) and exits 1 when the
@@ -46,14 +48,16 @@ def invalid(path: Path) -> str | None:
     return problems[0] if problems else None
 
 
-def conv7x7_into_transpose(path: Path) -> str | None:
-    """The name of a 7x7 convolution of the entry that a transpose uses, or None."""
+def conv7x7_into_transpose(path: Path, min_features: int = 0) -> str | None:
+    """The name of a 7x7 convolution of the entry (with at least `min_features` output features) that a transpose
+    uses, or None."""
     from nforensics.artifacts.hlo import read_module
 
     module = read_module(path)
     entry = next(c for c in module.computations if c.is_entry)
     convolutions = {i.name for i in entry.instructions
-                    if i.opcode == "convolution" and [w.size for w in i.window or []] == [7, 7]}
+                    if i.opcode == "convolution" and [w.size for w in i.window or []] == [7, 7]
+                    and i.conv_dims is not None and i.shape.dims[i.conv_dims.output_feature] >= min_features}
     for instruction in entry.instructions:
         if instruction.opcode == "transpose" and convolutions & set(instruction.operands):
             return next(iter(convolutions & set(instruction.operands)))
@@ -82,6 +86,10 @@ def main(argv: list[str]) -> int:
     if "--fail-on" in argv:
         i = argv.index("--fail-on")
         fail_on, argv = argv[i + 1], argv[:i] + argv[i + 2:]
+    min_features = 0
+    if "--min-features" in argv:
+        i = argv.index("--min-features")
+        min_features, argv = int(argv[i + 1]), argv[:i] + argv[i + 2:]
     if argv[:1] == ["compile"]:
         argv = argv[1:]
     module = Path(argv[0])
@@ -102,7 +110,7 @@ def main(argv: list[str]) -> int:
             f"on core 1 has name {kernel}-0_176_sr_cb_begin",
             f"{STAMP} INFO 4242 [root]: Subcommand returned with exitcode=70")
         return 1
-    conv = conv7x7_into_transpose(module) if fail_on == "conv7x7-transpose" else None
+    conv = conv7x7_into_transpose(module, min_features) if fail_on == "conv7x7-transpose" else None
     if conv and target == "trn1":
         say(f"{STAMP} ERROR 4242 [sg0000/Tensorizer/BirCodeGenLoop]: [INTERNAL_ERROR] [NCC_ITEN404] Internal tensorizer "
             "error: BirCodeGenLoop:",
