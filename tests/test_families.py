@@ -578,6 +578,10 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("2025/05/16 08:20:14 [ERROR] Node ip-10-0-0-1 (type=inf2.48xlarge) lacks 'aws.amazon.com/neuroncore'",
      "kubernetes-components"),
     ("ModuleNotFoundError: No module named 'neuronx_distributed'", "pip-resolution"),
+    # A file of a compile-cache entry the file system refused, whatever the cache folder is called.
+    ("RuntimeError: Bad StatusOr access: INVALID_ARGUMENT: RunNeuronCCImpl: <class 'PermissionError'>: [Errno 13] "
+     "Permission denied: '/shared/cc/neuronxcc-2.19.8089.0+8ab9f450/MODULE_11223344+abcdef01/model.neff'",
+     "compile-cache-access"),
     # A Neuron package's own source the interpreter cannot parse: installed into a Python older than it supports.
     ('File "/env/lib/python3.5/site-packages/torch_neuron/__init__.py", line 29\n'
      "    f'Invalid dependency version torch=={torch.__version__}. '\n                ^\nSyntaxError: invalid syntax",
@@ -680,6 +684,8 @@ def test_near_misses_of_those_shapes_do_not(line):
      "PyTorch.", "compiler-internal-crash"),
     ("Built the global communicator (GlobalComm) for 32 ranks in 2.1 s", "collectives-bootstrap"),
     ("ERROR: torchvision 0.4.2 requires torch==1.3.1, which is not installed.", "pip-resolution"),  # no Neuron package
+    # A file the file system refused outside any compile-cache entry: the NEFF the user gave.
+    ("RuntimeError: nrt_load failed: [Errno 13] Permission denied: '/shared/models/model.neff'", "compile-cache-access"),
     ("jit trace failed on input 3 of 8, retrying with strict=False", "framework-compile-failure"),
     ("ValueError: more than 4096 neurons per layer are not supported", "model-library-error"),  # a model's neurons
     ("Cache operations are not supported for Neuron backend.", "framework-unsupported-op"),  # a serving engine's limit
