@@ -46,10 +46,20 @@ _NOTHING_BROKE = compile_linear(r"(?i)\bno (?:\w+ )?(?:errors?|exceptions?|failu
 # "Total failed compilations: 0", "0 errors", "no errors found": a count of no failures is a success line.
 # (A `0` ends the count: next comes the end or a character that is neither a word character nor a `.`.)
 # (`Check failed: 0 == create_eg_rsp.status().code()` is a failed C++ CHECK comparing with 0, not a count of 0.)
-ZERO_FAILURES = compile_linear(
+_ZERO_FAILURES = compile_linear(
     r"(?i)(?:fail\w*|error\w*)[^:\n]{0,30}[:=]\s*0(?:$|[^\w.\s=!<>]|\s+(?:$|[^\s=!<>]))|\b0(?:\s*/\s*\d+|\s+of\s+\d+)?\s+(?:errors?|failures?|failed)\b|"
     r"\bno (?:errors?|failures?|issues?|problems?) (?:were )?found"
 )
+# ... unless the 0 numbers who failed: "Worker 0 of 8 failed", "rank 0 failed", "Process 0/4 failed: ...".
+_NUMBERED_BEFORE = compile_linear(
+    r"(?i)\b(?:rank|worker|process|proc|node|device|core|neuroncore|nc|replica|host|task|shard|gpu|job|thread|"
+    r"instance|step|batch|epoch|graph|subgraph|module|layer|partition|client|server|pod|container)\s*[#:]?\s*$")
+
+
+def counts_no_failures(text: str) -> bool:
+    """The line is a count of zero failures ("Total failed compilations: 0", "0/6 failed, 6 succeeded")."""
+    found = _ZERO_FAILURES.search(text)
+    return found is not None and not (found.group(0)[:1] == "0" and _NUMBERED_BEFORE.search(text[:found.start()]))
 
 # A section's heading between rules names what the section holds ("=========== errors from kernel tracing
 # my_kernel ===========", pytest's "===== FAILURES ====="): the failures, if any, are the lines below it.
@@ -75,13 +85,13 @@ def reads_as_failure(text: str) -> bool:
     routine notice)."""
     if "--" in text:
         text = _OPTION_NAMES.sub(" ", text)
-    return (bool(FAILURE_WORDS.search(text)) and not ZERO_FAILURES.search(text) and not SECTION_HEADING.search(text)
+    return (bool(FAILURE_WORDS.search(text)) and not counts_no_failures(text) and not SECTION_HEADING.search(text)
             and not _ROUTINE_NOTICE.search(text) and not (_IGNORED_SETTING.search(text) and not says_it_failed(text)))
 
 
 def says_it_failed(text: str) -> bool:
     """The line says outright that something broke (not only that something is missing or unsupported)."""
-    return (bool(OUTRIGHT_FAILURE.search(text)) and not ZERO_FAILURES.search(text) and not _NOTHING_BROKE.search(text)
+    return (bool(OUTRIGHT_FAILURE.search(text)) and not counts_no_failures(text) and not _NOTHING_BROKE.search(text)
             and not SECTION_HEADING.search(text))
 
 

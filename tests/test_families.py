@@ -217,6 +217,10 @@ def test_a_log_whose_last_line_is_the_compilers_command_line_shows_no_hang():
     assert analyze_text("Some weights were not used\n" + command).findings == []
     # The compiler's progress dot after it: the compile ran, and the log ends inside it.
     assert _top_family(command + ".\n") == "process-hang"
+    # A compile that started before its command line was printed, or a run that went through a compile before
+    # and stops at the next one's command line: it stopped inside that compile.
+    assert _top_family("INFO:Neuron:Compiling model to Neuron...\n" + command) == "process-hang"
+    assert _top_family(COMPILE_ROUND + "Epoch 0, step 1, loss 0.19\n" + command) == "process-hang"
 
 
 def test_a_line_that_closed_nothing_the_first_time_closes_the_compile_the_second_time():
@@ -852,6 +856,13 @@ def test_a_root_chain_outside_the_compiler_is_its_crash_at_no_stage():
     assert _top_family(log.rsplit("\n", 2)[0] + "\n") == "compiler-internal-crash"
     # One `root = ...` line alone is a setting someone printed (a dataset root), not the chain.
     assert _top_family(log.replace("root = /usr/lib/python3.8/multiprocessing\n", "")) == "framework-compile-failure"
+    # Nor are two that do not climb the folders, or a chain where no compiler ran.
+    assert _top_family("root = /data/imagenet/train\nroot = /data/imagenet/val\n") is None
+    assert _top_family("root = /data/imagenet/train/x.py\nroot = /data/imagenet/train\n") is None
+
+
+def test_a_lone_root_line_in_a_compile_is_no_end_of_it():
+    assert _top_family(COMPILE_ROUND.split("\n")[0] + "\nroot = /data/imagenet/train\n.\n") == "process-hang"
 
 
 def test_a_graph_that_failed_to_stage_is_not_short_of_cores_when_its_status_says_memory():

@@ -88,6 +88,10 @@ def test_start_up_chatter_with_failure_like_words_stays_silent(text):
     ("RESOURCE_EXHAUSTED: Out of memory allocating 4294967296 bytes", True),
     ("Internal: 3 GiB of 16 GiB in use", False),  # a word, not a status name
     ("Reading INTERNAL and EXTERNAL endpoints from the config", False),
+    # A count of none is no failure; the 0 that numbers who failed is.
+    ("Worker 0 of 8 failed with exit code 1", True),
+    ("Process 0/4 failed: nrt_init failed", True),
+    ("rank 0 failed", True),
     # Python's TypeError for a call that does not fit, pasted without the class name
     ("NeuronExecutor.__init__() takes 7 positional arguments but 8 were given", True),
     ("forward() takes 2 positional arguments: input_ids and attention_mask", False),  # documentation, no call

@@ -115,8 +115,7 @@ Segmentation fault (core dumped)
 def test_a_faulthandler_dump_is_read_innermost_first_as_it_is_printed():
     """faulthandler prints each thread's frames innermost first: the crash happened in the top frame, here
     the compiler's tensorizer, not in the user's script at the bottom of the dump."""
-    waiting, crashed = _parse(FAULTHANDLER).tracebacks
-    assert [f.function for f in waiting.frames] == ["wait"]
+    [crashed] = _parse(FAULTHANDLER).tracebacks  # the thread waiting in threading.py did not crash
     assert [f.function for f in crashed.frames] == ["<module>", "main", "g", "f", "runSingleInput", "run"]
     assert _top_family(FAULTHANDLER) == "compiler-tensorizer"
     # The same frames under a Python traceback's header ran the other way: the user's script failed last.
@@ -124,6 +123,21 @@ def test_a_faulthandler_dump_is_read_innermost_first_as_it_is_printed():
                                         "Traceback (most recent call last):")
     assert [f.function for f in _parse(as_traceback).tracebacks[-1].frames][-1] == "<module>"
     assert _top_family(as_traceback) == "runtime-process-crash"
+
+
+def test_faulthandlers_other_threads_are_not_the_crash():
+    """The `Current thread` crashed; a `Thread` block is another thread, waiting wherever it was."""
+    waiting_in_compiler = FAULTHANDLER.replace(
+        '  File "/usr/lib/python3.10/threading.py", line 324 in wait\n',
+        '  File "/venv/site-packages/neuronxcc/starfish/penguin/targets/tonga/passes/Tensorizer.py", line 3 in run\n')
+    crashed_in_xla = waiting_in_compiler.split("Current thread")[0] + (
+        "Current thread 0x00007f3a (most recent call first):\n"
+        '  File "/venv/site-packages/torch_xla/core/xla_model.py", line 1062 in mark_step\n'
+        '  File "/home/u/train.py", line 20 in <module>\nSegmentation fault (core dumped)\n')
+    assert [[f.function for f in t.frames] for t in _parse(crashed_in_xla).tracebacks] == [["<module>", "mark_step"]]
+    assert _top_family(crashed_in_xla) == "runtime-process-crash"
+    # A dump with no `Current thread` (the crash was in a thread Python does not run) keeps every thread.
+    assert len(_parse(crashed_in_xla.replace("Current thread", "Thread")).tracebacks) == 2
 
 
 def test_a_traceback_folded_onto_one_line_is_unfolded():

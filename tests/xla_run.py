@@ -53,6 +53,11 @@ def _runs_on_cpu(module: Any) -> bool:
     return not any(i.opcode in NOT_ON_ONE_CPU for c in module.computations for i in c.instructions)
 
 
+# PrimitiveType numbers (xla_data.proto) to numpy dtypes; bf16 (16) comes from jax.
+DTYPES = {1: "bool", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 6: "uint8", 7: "uint16", 8: "uint32", 9: "uint64",
+          10: "float16", 11: "float32", 12: "float64"}
+
+
 def _execute(client: Any, data: bytes, module: Any) -> list[dict]:
     import jax
     import numpy as np
@@ -63,7 +68,7 @@ def _execute(client: Any, data: bytes, module: Any) -> list[dict]:
     executable = client.compile_and_load(_jax.mlir.hlo_to_stablehlo(data), xc.DeviceList((device,)), xc.CompileOptions())
     arguments = []
     for shape in module.host_program_shape.parameters:
-        dtype = {11: np.float32, 16: jax.numpy.bfloat16, 4: np.int32, 1: np.bool_}[shape.element_type]
+        dtype = DTYPES[shape.element_type] if shape.element_type != 16 else jax.numpy.bfloat16
         arguments.append(jax.device_put(np.ones(tuple(shape.dimensions), dtype), device))
     results = [np.asarray(out) for out in executable.execute(arguments)]
     return [{"shape": list(r.shape), "values": r.astype(np.float64).tolist() if r.size <= VALUES_UP_TO else None}

@@ -182,7 +182,7 @@ class ShapeClasses:
                     right *= outs[block_out[-1]]
                 else:
                     break  # the products never meet: not a reshape XLA would accept; keep what is left
-            if len(block_in) == len(block_out) == 1:
+            if len(block_in) == len(block_out) == 1 and left == right:
                 self._same((i.id, (), b), (x.id, (), a))
             else:
                 self.fixed.update({*((x.id, (), d) for d in block_in), *((i.id, (), d) for d in block_out)})

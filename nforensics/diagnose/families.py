@@ -235,7 +235,8 @@ class FamilyFacts:
                 lines += [n for n, text in self.failure_lines if _ASSERTION.search(self.text_of[n])
                           and not _FRAMEWORK_ASSERTION.search(self.text_of[n]) and n not in self._placed_elsewhere
                           and not text.lstrip().startswith("assert ")][:3]
-            elif structure == "compiler_pass_trace" and (chains := [s for s in self.log.stacks if s.syntax == "root"]):
+            elif structure == "compiler_pass_trace" and self._compiler_was_there() and (
+                    chains := [s for s in self.log.stacks if s.syntax == "root"]):
                 lines.append(chains[0].line)
             elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
                 lines.append(line)

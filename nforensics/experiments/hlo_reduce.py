@@ -191,13 +191,15 @@ def _phases(search: _Search, graph: EntryGraph) -> None:
         current = frozenset(op for op in current if depth[op] <= within)
     search.phase = "ddmin"
     ddmin(graph.sorted(current), lambda sets: search.first([frozenset(s) for s in sets]))
-    _shrink_shapes(search)
+    _shrink_shapes(search, graph)
 
 
-def _shrink_shapes(search: _Search) -> None:
+def _shrink_shapes(search: _Search, graph: EntryGraph) -> None:
     assert search.best is not None
     search.phase = "shapes"
     module = search.best[1]
+    if module is graph.module:  # nothing was removed: the module as written, without the fields that name its
+        module = graph.write(graph.ops)  # parameters and outputs (an input/output alias would pin their sizes)
     classes = ShapeClasses(module)
     for dim_class in classes.classes():
         # The smallest size that still fails (the class's own size is taken to): candidate k has size k + 1.

@@ -276,15 +276,17 @@ class _Assembler(BlockReader, TracebackReader):
     def _hangs(self) -> None:
         """A log that ends inside an operation it opened, with no error after it, hung there (or was cut).
         A paste that ends in an elision (`...`, `[snip]`) does not end there: its author left the rest out.
-        Nor does one whose last line is the compiler's command line: nothing shows that the compile ever ran (a
-        quoted command, a paste cut where the interesting part began). (The runtime's API trace is different: it
-        is switched on to watch a run, and a call it saw enter and never leave is where the run stopped.)"""
+        Nor does one whose last line is the compiler's command line, where no compile before it ended: nothing
+        shows that the compile ever ran (a quoted command, a paste cut where the interesting part began). A run
+        that went through compiles before and stops at the next one's command line stopped inside it. (The
+        runtime's API trace is different: it is switched on to watch a run, and a call it saw enter and never
+        leave is where the run stopped.)"""
         if self.tail and self.tail[-1][0] == self.elided_at:
             return
         near_end = self.last_text - HANG_TAIL
         opened = [(line, _api_operation(api)) for api, line in self.open_apis.items()]
         if self.open_compile is not None:
-            if self.open_compile < self.last_text or not self.compile_command:
+            if self.open_compile < self.last_text or not self.compile_command or self.compile_ended:
                 opened.append((self.open_compile, "compile"))
         elif self.last_error < max(near_end, 1) and (progress := self._compiler_still_talking()) is not None:
             # (Progress right after an error, such as the ICE banner's own USER lines, is a compile dying.)
@@ -334,6 +336,9 @@ class _Assembler(BlockReader, TracebackReader):
         # neuronx-cc names the failing pass's file and then each folder above it: one `root = ...` line alone
         # is a setting someone printed (a dataset root), not that chain.
         self.log.stacks[:] = [s for s in self.log.stacks if s.syntax != "root" or s.end_line > s.line]
+        # faulthandler dumps every thread; where it says which one crashed, the others were only waiting.
+        if self.crashed_thread_seen:
+            self.log.tracebacks[:] = [t for t in self.log.tracebacks if not any(t is o for o in self.other_threads)]
         self._drop_retyped_codes()
         # A run stopped by hand and then started again, failing: the interrupt is history, not the outcome.
         # (Errors right after it are its aftermath: workers and engines reporting that they were stopped.)

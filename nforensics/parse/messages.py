@@ -161,9 +161,10 @@ class MessageReader(AssemblerState):
     def _compile_progress(self, number: int, text: str) -> None:
         """Where a compile opens and closes, for telling a hang inside it from a log that stopped after it."""
         if COMPILE_END.search(text):
+            self.compile_ended = self.compile_ended or self.open_compile is not None
             self.open_compile = None
-        elif (start := _COMPILE_START.search(text)) is not None:
-            self.open_compile = number
+        elif (start := _COMPILE_START.search(text)) is not None and self.open_compile is None:
+            self.open_compile = number  # (a wrapper's command line after "Compiling model ..." is the same compile)
             self.compile_command = start["command"] is not None
 
     def _resolver_progress(self, number: int, text: str) -> None:

@@ -103,6 +103,7 @@ class TracebackHeader(NamedTuple):
 
     exception: str | None
     innermost_first: bool = False
+    other_thread: bool = False  # faulthandler's `Thread 0x...`: a thread that was not the one that crashed
 
 
 class LiveThread(NamedTuple):

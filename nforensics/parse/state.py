@@ -57,9 +57,13 @@ class AssemblerState:
         self.frame_awaiting_code: Frame | None = None  # a Python frame whose source line may come next
         self.named_by_header: PythonTraceback | None = None  # an IPython traceback its header named
         self.innermost_first: PythonTraceback | None = None  # a faulthandler dump, its frames printed innermost first
+        self.other_threads: list[PythonTraceback] = []  # faulthandler's threads other than the one that crashed
+        self.crashed_thread_seen = False  # ... and its `Current thread` (or `Stack`): the one that did
+        self.root_path = ""  # the last path of neuronx-cc's `root = ` chain, which climbs one folder a line
         self.open_apis: dict[str, int] = {}  # NRT API trace: api -> line of its API:IN without API:OUT yet
         self.open_compile: int | None = None  # line of a compile start with no end seen yet
         self.compile_command = False  # that line is the compiler's command line, not its progress
+        self.compile_ended = False  # a compile the log opened ended before: the log is a run's, not a quote
         self.elided_at = 0  # the last line that was an elision (`...`, `[snip]`): output its author left out
         self.resolving: int | None = None  # line where pip was last seen backtracking through releases
         self.fetched_versions: dict[str, set[str]] = {}  # pip: package -> the releases whose wheels it fetched

@@ -25,10 +25,14 @@ class TracebackReader(MessageReader):
 
     def _traceback_line(self, number: int, line: object) -> bool:
         match line:
-            case TracebackHeader(exception=named, innermost_first=innermost_first):
+            case TracebackHeader(exception=named, innermost_first=innermost_first, other_thread=other_thread):
                 traceback = self._open_traceback(number)
                 if innermost_first:
                     self.innermost_first = traceback
+                if other_thread:
+                    self.other_threads.append(traceback)
+                elif innermost_first:
+                    self.crashed_thread_seen = True
                 if named:
                     # IPython names the exception in its header; a paste often stops before the final line.
                     traceback.exception = named
@@ -43,8 +47,6 @@ class TracebackReader(MessageReader):
             case Frame():
                 line.line = number
                 self._stack_frame(number, line)
-                if line.syntax == "root":  # neuronx-cc names where a pass failed: the compile ended there
-                    self.last_error = number
             case ExceptionLine():
                 self._exception_line(number, line)
             case LiveThread():
@@ -108,10 +110,16 @@ class TracebackReader(MessageReader):
 
     def _stack_frame(self, number: int, frame: Frame) -> None:
         stack = self.open_stack
-        if stack is not None and stack.syntax == frame.syntax == "root":
-            stack.end_line = number  # the folders above the file that failed say nothing more
+        if stack is not None and stack.syntax == frame.syntax == "root" and self.root_path.startswith(
+                frame.file.rstrip("/") + "/"):
+            # neuronx-cc names the file where a pass failed, then each folder above it: the compile ended there.
+            # (The folders say nothing more; one `root = ...` line alone is a setting someone printed.)
+            stack.end_line = self.last_error = number
+            self.root_path = frame.file
             return
-        if stack is None or stack.syntax != frame.syntax:
+        if frame.syntax == "root":
+            self.root_path = frame.file
+        if stack is None or stack.syntax != frame.syntax or frame.syntax == "root":  # a root line not above: anew
             stack = self.open_stack = StackTrace.model_construct(line=number, end_line=number, syntax=frame.syntax)
             self._add(self.log.stacks, stack)
         stack.frames.append(frame)

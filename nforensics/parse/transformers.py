@@ -209,8 +209,9 @@ class TracebackShapes(Transformer):
         [header] = parts  # `StopIteration       Traceback (most recent call last)`: IPython names it first
         return TracebackHeader(header.split()[0])
 
-    def faulthandler_header(self, _parts: Parts) -> TracebackHeader:
-        return TracebackHeader(None, innermost_first=True)
+    def faulthandler_header(self, parts: Parts) -> TracebackHeader:
+        [header] = parts
+        return TracebackHeader(None, innermost_first=True, other_thread=str(header).startswith("Thread"))
 
     def frame(self, parts: Parts) -> Frame:
         path, lineno, function = parts
