@@ -10,11 +10,12 @@ a code's component letters say more than a word that happens to co-occur with an
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from copy import copy
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
+from nforensics.diagnose.family_words import neuron_context, present, rule_words, whole_words
 from nforensics.knowledge import KnowledgeBase, compiled, table
 from nforensics.knowledge.family_schema import Detect, Family
 from nforensics.knowledge.vocabulary import named
@@ -32,8 +33,6 @@ SELECTOR_CONFIDENCE = {
     "frame_code": 0.55, "exceptions": 0.55, "raised_in": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
-CAMEL_MIN = 10  # letters a word needs to be found inside a CamelCase name (a class name, not "compil" or "timeout")
-_CLASS_SUFFIXES = frozenset({"error", "exception", "warning", "failure", "interrupt"})
 UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
 NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`, a code) a rule's words may be
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
@@ -106,13 +105,16 @@ class FamilyFacts:
         # on every line of a traceback it relays) is no word of the failure.
         # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)
         # (An exception's message is a failure's whatever its words, also where it went on below its class.)
-        raised = {t.end_line for t in log.tracebacks if t.exception}
+        raised = {t.end_line - (t.message or "").count("\n") for t in log.tracebacks if t.exception}
         self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
                               if line.line not in source and line.line not in advice
                               and (line.line in error_level or line.line in raised or reads_as_failure(line.text))]
-        # A coded message that wrapped onto the lines below is one message, read whole (after its lines).
+        # A coded message that wrapped onto the lines below is one message, read whole (after its lines); so is
+        # an exception's that went on below its class.
         self.wrapped_messages = [(d.line, d.end_line, mask_ids(f"[{d.code}] {d.message}"))
-                                 for d in log.diagnostics if d.end_line > d.line]
+                                 for d in log.diagnostics if d.end_line > d.line] + [
+            (t.end_line - t.message.count("\n"), t.end_line, mask_ids(f"{t.exception}: {' '.join(t.message.split())}"))
+            for t in log.tracebacks if t.exception and t.message and "\n" in t.message]
         self.text_of = {line.line: line.text for line in retained}
         # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
         self.failure_blob = "\n".join([text for _, text in self.failure_lines]
@@ -263,7 +265,7 @@ class FamilyFacts:
         """The log shows a Neuron compiler at work: its records, a code it prints, or its words (a serving
         engine's config validation saying "Assertion failed" is no compiler's)."""
         return (any(e.producer == "compiler" for e in self.log.events) or bool(self.log.ice or self.log.bir)
-                or self.printed_neuron_code or _whole_words(tuple(named("compiler_context"))).search(self.context) is not None)
+                or self.printed_neuron_code or whole_words(tuple(named("compiler_context"))).search(self.context) is not None)
 
     def _own_module_missing(self) -> int | None:
         """A package whose own code imports a module of its own name that is not there (`No module named
@@ -280,9 +282,9 @@ class FamilyFacts:
         return None
 
     def words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
-        if not _present(rule.words, self.failure_blob):
+        if not present(rule.words, self.failure_blob):
             return None
-        groups = [_words(tuple(group)) for group in rule.words]
+        groups = [rule_words(tuple(group)) for group in rule.words]
         for number, text in self.failure_lines:
             if all(group.search(text) for group in groups):
                 return [number], {}
@@ -292,46 +294,10 @@ class FamilyFacts:
         return None
 
     def context_words(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
-        held = _present(rule.context_words, self.context) and all(
-            _whole_words(tuple(group)).search(self.context) for group in rule.context_words) or (
-            self.printed_neuron_code and all(_neuron_context() <= set(group) for group in rule.context_words))
+        held = present(rule.context_words, self.context) and all(
+            whole_words(tuple(group)).search(self.context) for group in rule.context_words) or (
+            self.printed_neuron_code and all(neuron_context() <= set(group) for group in rule.context_words))
         return ([], {}) if held else None
-
-
-@cache
-def _neuron_context() -> frozenset[str]:
-    """knowledge/vocabulary.toml's @neuron_context: a group that names it is satisfied by a printed Neuron code."""
-    return frozenset(named("neuron_context"))
-
-
-def _present(groups: list[list[str]], blob: str) -> bool:
-    """Every group has a word somewhere in the text, as a substring: necessary for a match, and a plain
-    substring test spares compiling the patterns of groups that cannot match (a cold run compiles each once)."""
-    return all(any(word in blob for word in group) for group in groups)
-
-
-@cache
-def _words(group: tuple[str, ...]) -> re.Pattern[str]:
-    """Any word of a group, in any case, where a token starts ("compil" in "compilation"), not inside another
-    word ("ofi" is not in "profile"). A name of CAMEL_MIN letters or more also starts where a capital follows
-    a lower-case letter ("neuronconfig" in LlamaNeuronConfig), except the suffixes of exception class names
-    (the "Error" of AssertionError is no word of the message). One alternation a group: a log with thousands
-    of error lines is read once a group, not once a word."""
-    inner = [w for w in group if len(w) >= CAMEL_MIN and w not in _CLASS_SUFFIXES]
-    pattern = r"(?<![A-Za-z0-9])" + _any_of(group)
-    return re.compile(pattern + (r"|(?<=[a-z])(?=[A-Z])" + _any_of(inner) if inner else ""))
-
-
-@cache
-def _whole_words(group: tuple[str, ...]) -> re.Pattern[str]:
-    """Any word of a group as a whole word, in any case: "neuron" in aws-neuron, Neuron Runtime or
-    aws.amazon.com/neuron, not in "neurons" or "neuronal" (which any ML log may say)."""
-    return re.compile(r"(?<![A-Za-z0-9])" + _any_of(group) + r"(?![A-Za-z])")
-
-
-def _any_of(words: Sequence[str]) -> str:
-    """One case-insensitive alternation, longest words first (so "neuronx" is tried before "neuron")."""
-    return "(?i:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
 
 
 _SELECTORS = (

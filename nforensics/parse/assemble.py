@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 
 from nforensics.ingest import LogLines
 from nforensics.parse.blocks import BlockReader
+from nforensics.parse.endings import DIGITS, EndingReader
 from nforensics.parse.gates import (
     SHELL_PROMPT_MARK,
     WAITING_WORD,
@@ -35,7 +36,6 @@ from nforensics.parse.gates import (
 )
 from nforensics.parse.rewrap import Rejoined
 from nforensics.parse.grammars import parse
-from nforensics.parse.messages import COMPILE_END
 from nforensics.parse.normalise import (
     GLUED_PROGRESS,
     MARKDOWN_BOLD,
@@ -50,15 +50,12 @@ from nforensics.parse.state import (
     BIG_FILE,
     BIG_FILE_UNGATED_LINES,
     CONTEXT_LINES,
-    CUT_LINE,
-    HANG_TAIL,
     MAX_RETAINED,
     MAX_SKELETONS,
     UNGATED_LINES,
-    WAIT_REPEATS,
 )
 from nforensics.parse.tracebacks import TracebackReader
-from nforensics.records import ERROR_LEVELS, ParsedLog, ProcessOutcome, SourceLine
+from nforensics.records import ERROR_LEVELS, ParsedLog, SourceLine
 
 # A line that starts a record of its own (a level word, a timestamp, a bracketed tag), not the message an
 # exception printed below its class.
@@ -68,14 +65,11 @@ _RECORD_HEAD = re.compile(r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b|\
 _SHELL_PROMPT = re.compile(r"(?:\([\w.-]{1,64}\) ?)?(?:[\w.-]{1,64}@[\w.-]{1,128}:[^$\s]{0,256})?\$ \S")
 INTERRUPT_AFTERMATH = 20  # lines after a ^C whose errors are the run shutting down, not a new failure
 GLUED_TWIN_CHARS = 12  # a line that is one shorter line twice over (`KeyboardInterruptKeyboardInterrupt`)
-_API_OPERATIONS = (("coll", "collectives"), ("load", "load"), ("init", "load"), ("exec", "execute"))
-_DIGITS = re.compile(r"\d+")
-_CACHE_ENTRY = re.compile(r"(?i)compile[-_ ]cache|neuronxcc-\d[\w.+-]*/MODULE_")
 # What a person writes where they left output out of a paste: the run went on past it.
 _ELISION = re.compile(r"\.\.\.|\u2026|[\[(<](?:\.\.\.|\u2026|snip(?:ped)?|truncated|omitted)[\])>]")
 
 
-class _Assembler(BlockReader, TracebackReader):
+class _Assembler(BlockReader, TracebackReader, EndingReader):
     """One pass over the lines: normalise each, gate it, hand it to the producer grammars and the readers."""
 
     def feed(self, number: int, raw: str) -> None:
@@ -116,7 +110,7 @@ class _Assembler(BlockReader, TracebackReader):
                 self.context_left -= 1
                 self._remember_recent(number, raw)
             return
-        skeleton = _DIGITS.sub("", segment) if not block_open else None
+        skeleton = DIGITS.sub("", segment) if not block_open else None
         if skeleton is not None and skeleton in self.uneventful:
             # The same shape as an earlier line that yielded no record (a flood of one warning): keep the
             # line for patterns, skip the parsers; it reads as that line did (its level, a Python warning).
@@ -159,7 +153,7 @@ class _Assembler(BlockReader, TracebackReader):
         if SHELL_PROMPT_MARK in segment and _SHELL_PROMPT.match(segment):
             self.last_prompt = number
         if WAITING_WORD in segment:  # a polling loop prints the same line, its counters and clock aside
-            shape = _DIGITS.sub("", segment)
+            shape = DIGITS.sub("", segment)
             if self.waiting and self.waiting[0] != shape and self.waiting[0].startswith(shape):
                 return  # the loop's line again, cut by the paste: the loop goes on
             self.waiting = (shape, self.waiting[1] + 1 if self.waiting and self.waiting[0] == shape else 1)
@@ -193,6 +187,12 @@ class _Assembler(BlockReader, TracebackReader):
         """Recognise the line's producer; True when the line carried something worth keeping."""
         warned, self.warned = self.warned, None
         awaited, self.message_awaited = self.message_awaited, None
+        continued, self.message_continues = self.message_continues, None
+        if continued is not None and body[:1].isspace() and body.strip() and _traceback_shape(body) is None:
+            # A message printed over several lines goes on indented ("ValueError: X is only supported on CUDA
+            # devices.\n        Found input tensors on xla device."): one message, and the line still read alone.
+            continued.message, continued.end_line = f"{continued.message}\n{body.strip()}", number
+            self.message_continues = continued
         if awaited is not None and not any(c.isalnum() for c in body):
             self.message_awaited = awaited  # a rule of `====` under torchrun's ChildFailedError: the message follows
         elif awaited is not None and _traceback_shape(body) is None and not _RECORD_HEAD.match(body):
@@ -273,63 +273,6 @@ class _Assembler(BlockReader, TracebackReader):
             self.last_error = number
         self._add(self.log.events, line.event(number))
 
-    def _hangs(self) -> None:
-        """A log that ends inside an operation it opened, with no error after it, hung there (or was cut).
-        A paste that ends in an elision (`...`, `[snip]`) does not end there: its author left the rest out.
-        Nor does one whose last line is the compiler's command line, where no compile before it ended: nothing
-        shows that the compile ever ran (a quoted command, a paste cut where the interesting part began). A run
-        that went through compiles before and stops at the next one's command line stopped inside it. (The
-        runtime's API trace is different: it is switched on to watch a run, and a call it saw enter and never
-        leave is where the run stopped.)"""
-        if self.tail and self.tail[-1][0] == self.elided_at:
-            return
-        near_end = self.last_text - HANG_TAIL
-        opened = [(line, _api_operation(api)) for api, line in self.open_apis.items()]
-        if self.open_compile is not None:
-            if self.open_compile < self.last_text or not self.compile_command or self.compile_ended:
-                opened.append((self.open_compile, "compile"))
-        elif self.last_error < max(near_end, 1) and (progress := self._compiler_still_talking()) is not None:
-            # (Progress right after an error, such as the ICE banner's own USER lines, is a compile dying.)
-            opened.append((progress, "compile"))
-        if self.resolving is not None:
-            opened.append((self.resolving, "resolve"))
-        last = _DIGITS.sub("", self.tail[-1][1]) if self.tail else None
-        # (A paste cut inside the last line still shows the start of the loop's line.)
-        if self.waiting and self.waiting[1] >= WAIT_REPEATS and last is not None and self.waiting[0].startswith(last):
-            # The log ends in a loop still waiting for something: for the compile cache's lock, when the loop's line
-            # says so (libneuronxla: "Another process must be compiling <cache entry>, been waiting for: 839 minutes").
-            waiting_for = "cache" if _CACHE_ENTRY.search(self.waiting_line) else "wait"
-            opened.append((self.tail[-1][0], waiting_for))
-        # The latest opened operation; on one line, a wait for the cache lock says more than the compile it waits on.
-        for line, operation in sorted(opened, key=lambda o: (o[0], o[1] == "cache", o[1]), reverse=True)[:1]:
-            if line >= near_end and line > self.last_error:
-                self._add(self.log.outcomes, ProcessOutcome.model_construct(
-                    line=line, kind="hang", text=f"the log ends inside {operation}", operation=operation))
-
-    def _compiler_still_talking(self) -> int | None:
-        """The line where the log stops in the compiler's own progress output (a compiler log record below
-        error level, neuron-cc's progress dots) with no end of the compile after it, although no line said
-        that a compile started: the compile had not finished where the log ends. A last line of a few
-        characters that begins like the line before it (`INFO:Ne`) is a paste cut mid-line: that line says
-        where the log ends."""
-        tail = list(self.tail)
-        last = tail[-1][1].strip() if tail else ""
-        if len(tail) == 2 and len(last) < CUT_LINE and " " not in last and tail[0][1].strip().startswith(last):
-            tail.pop()
-        if not tail:
-            return None
-        number, segment = tail[-1]
-        body = unwrap(segment.strip()).line
-        if COMPILE_END.search(body):
-            return None
-        if set(body) == {"."}:
-            return number
-        line = parse("compiler", body) if body[:1].isdigit() else None
-        # Progress is the compiler's INFO/DEBUG chatter; a log of its warnings alone is a file of its remarks.
-        progress = (isinstance(line, ProducerLine) and line.level is not None
-                    and line.level.upper() not in ERROR_LEVELS and not line.level.upper().startswith("WARN"))
-        return number if progress else None
-
     def finish(self) -> tuple[ParsedLog, list[SourceLine]]:
         self._hangs()
         self._live_outcomes()
@@ -373,10 +316,6 @@ def _untwinned(segment: str) -> str:
     if half >= GLUED_TWIN_CHARS and len(segment) % 2 == 0 and segment.startswith(segment[half:]):
         return segment[:half]
     return segment
-
-
-def _api_operation(api: str) -> str:
-    return next((operation for word, operation in _API_OPERATIONS if word in api), "execute")
 
 
 def assemble(source: str, lines: Iterable[tuple[int, str]],
