@@ -915,6 +915,10 @@ def test_a_launcher_stopped_from_outside_is_a_run_that_did_not_finish():
                "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3721028 closing signal SIGTERM\n")
     assert _top_family(stopped) == "process-hang"
     assert _top_family(stopped + "RuntimeError: NEFF load failed: NRT_RESOURCE\n") != "process-hang"  # an error came after
+    # What sent it, first: NxD Training documents this output for the host running out of memory.
+    [top] = analyze_text(stopped).findings
+    assert top.hypotheses[0].id == "stopped-for-host-memory"
+    assert analyze_text("^C\n").findings[0].hypotheses[0].id != "stopped-for-host-memory"  # stopped by hand
 
 
 def _pip_fetching(*versions: str) -> str:

@@ -129,6 +129,8 @@ class FamilyFacts:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
             if outcome.process:
                 details["killed_process"] = outcome.process
+            if outcome.signal:
+                details["signal"] = outcome.signal
             self.outcomes.append((outcome.kind, outcome.line, outcome.operation, details))
         for exit_status in log.exits:
             if exit_status.code in _KILL_EXITS:

@@ -3,7 +3,10 @@
 A big log is mostly chatter. Plain substring tests (C speed) reject a line that cannot matter before any
 lark parser runs, and the first characters of a line pick the grammars that can own it. The words a plain
 line must start with are read off the grammars (nforensics/parse/literals.py); the candidate words below are
-wider than any grammar (they also admit lines only a signature's pattern reads).
+wider than any grammar (they also admit lines only a signature's pattern reads). They cannot be read off the
+grammars as well: the words the grammars' alternatives need include " ", ":", "-", "#", "at" and "File" (a glog
+line, a Java frame), so a gate of them admitted 95% of a realistic training log's lines where this one admits 7%
+(and 100% against 50% of a warning-heavy one): no gate at all.
 """
 
 from __future__ import annotations
