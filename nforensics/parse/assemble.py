@@ -281,7 +281,8 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         self.log.stacks[:] = [s for s in self.log.stacks if s.syntax != "root" or s.end_line > s.line]
         # faulthandler dumps every thread; where it says which one crashed, the others were only waiting.
         if self.crashed_thread_seen:
-            self.log.tracebacks[:] = [t for t in self.log.tracebacks if not any(t is o for o in self.other_threads)]
+            waiting = {id(t) for t in self.other_threads}
+            self.log.tracebacks[:] = [t for t in self.log.tracebacks if id(t) not in waiting]
         self._drop_retyped_codes()
         # A run stopped by hand and then started again, failing: the interrupt is history, not the outcome.
         # (Errors right after it are its aftermath: workers and engines reporting that they were stopped.)
