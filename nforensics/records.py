@@ -24,7 +24,7 @@ Severity = Literal["error", "warning", "note"]
 Tier = Literal["exact", "family", "similar", "generic"]
 TIER_RANK: dict[str, int] = {"exact": 0, "family": 1, "similar": 2, "generic": 3}
 FrameSyntax = Literal["python", "ipython", "native", "torchscript", "go", "java", "pyspy", "root"]
-OutcomeKind = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted"]
+OutcomeKind = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted", "cut"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "note": 2}  # most severe first
 # Error levels as each producer spells them: compiler/NRT words, glog letters, logrus (neuron-profile) stems.
 ERROR_LEVELS = frozenset({"ERROR", "FATAL", "CRITICAL", "E", "F", "ERRO", "FATA"})
@@ -161,7 +161,8 @@ class StackTrace(Record):
 
 class ProcessOutcome(Record):
     """How a process ended, read from the shape of the log rather than a message: a bare `Killed`, a
-    dmesg OOM-kill line, a signal, or (kind "hang") a log that ends inside an operation it opened."""
+    dmesg OOM-kill line, a signal, or (kind "hang") a log that ends inside an operation it opened (kind "cut": at
+    the very line that opened it, where nothing shows it ran)."""
 
     line: int
     kind: OutcomeKind

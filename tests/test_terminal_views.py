@@ -127,3 +127,16 @@ def test_escapes_in_the_log_never_reach_the_output(tmp_path, args):
     left = OURS.sub("", coloured)
     assert "\x1b" not in left and "\x9b" not in left and "\x07" not in left
     assert "evil.example" not in coloured and "cGF5bG9hZA" not in coloured
+
+
+def test_a_log_that_stops_at_the_compilers_command_line_gets_a_note_and_exit_0(tmp_path):
+    log = tmp_path / "paste.log"
+    log.write_text("2025-01-30 22:02:45.000040:  209  INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: neuronx-cc "
+                   "compile --framework=XLA /tmp/w/model.MODULE_1+d41d.hlo_module.pb --target=trn1\n")
+    code, out, _ = cli("explain", log)
+    assert code == 0  # nothing failed that the log shows
+    assert out.splitlines()[0].endswith("no failure diagnosed, 1 note")
+    assert "The log ends at the compiler's command line" in out
+    # One line more, the compiler's progress dot: the compile ran and the log stops inside it, a failure.
+    log.write_text(log.read_text() + ".\n")
+    assert cli("explain", log)[0] == 1

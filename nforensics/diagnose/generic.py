@@ -78,7 +78,7 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[in
                          f"{exit_status.tool} failed with {exit_status.code}",
                          "The compiler process failed; the root cause is usually printed earlier in its log.",
                          exit_status.line, exit_status.line, retained)]
-    for outcome in (o for o in reversed(log.outcomes) if o.kind not in ("hang", "interrupted")):
+    for outcome in (o for o in reversed(log.outcomes) if o.kind not in ("hang", "interrupted", "cut")):
         # A process a signal ended printed no error of its own: the signal is the failure (torchrun's
         # ChildFailedError after it only reports it).
         who = outcome.process or "A process"
@@ -92,7 +92,7 @@ def generic_findings(log: ParsedLog, retained: list[SourceLine], claimed: set[in
                              f"{traceback.exception}: {traceback.message or ''}".strip(),
                              "A Python exception ended the run; no catalogue entry knows its message yet.",
                              traceback.end_line, traceback.end_line, retained)]
-    return _template_findings(log, retained) or _cut_traceback(log, retained)
+    return _template_findings(log, retained) or _cut_traceback(log, retained) or _cut_at_compile(log, retained)
 
 
 def _said(diagnostic: Diagnostic) -> tuple[str, str]:
@@ -111,6 +111,20 @@ def _cut_traceback(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]:
     return [_generic(None, "python-traceback-cut", "A Python traceback whose exception the paste does not show", "framework",
                      summary, "Something raised an exception; the paste ends before the exception line that says "
                      "what. Paste the whole traceback, down to its last line.", traceback.line, traceback.end_line, retained)]
+
+
+def _cut_at_compile(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]:
+    """A log whose last line is the compiler's command line shows no failure and no hang (nothing shows the compile
+    ran): a note that says where the log stops and what to paste, not "nothing recognised"."""
+    for outcome in (o for o in log.outcomes if o.kind == "cut"):
+        note = _generic(None, "ends-at-compile", "The log ends at the compiler's command line", "compiler", outcome.text,
+                        "Nothing after the command shows the compile running, finishing or failing: the paste may stop "
+                        "there, or the compile ran without a word and the job was stopped. Paste what follows it, or "
+                        "the compiler's own log (log-neuron-cc.txt in the work directory the command names).",
+                        outcome.line, outcome.line, retained)
+        note.severity = "note"
+        return [note]
+    return []
 
 
 def _template_findings(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]:

@@ -35,6 +35,10 @@ class EndingReader(MessageReader):
         if self.open_compile is not None:
             if self.open_compile < self.last_text or not self.compile_command or self.compile_ended:
                 opened.append((self.open_compile, "compile"))
+            elif self.open_compile > self.last_error:
+                self._add(self.log.outcomes, ProcessOutcome.model_construct(
+                    line=self.open_compile, kind="cut", operation="compile",
+                    text="the log ends at the compiler's command line"))
         elif self.last_error < max(near_end, 1) and (progress := self._compiler_still_talking()) is not None:
             # (Progress right after an error, such as the ICE banner's own USER lines, is a compile dying.)
             opened.append((progress, "compile"))

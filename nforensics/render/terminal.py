@@ -241,10 +241,11 @@ def _groups_table(tally: GroupTally) -> Table:
 
 
 def _headline(analysis: Analysis) -> str:
-    """`2 failures diagnosed`, `1 failure diagnosed, 1 warning`, or `no failure diagnosed, 1 warning`: a warning
-    is a message a signature knows to be noise or advice, not the failure."""
+    """`2 failures diagnosed`, `1 failure diagnosed, 1 warning`, or `no failure diagnosed, 1 note`: a warning
+    is a message a signature knows to be noise or advice, not the failure; a note says where the log stops."""
     failures = len(analysis.failures())
-    warnings = len(analysis.findings) - failures
+    notes = sum(f.severity == "note" for f in analysis.findings)
+    warnings = len(analysis.findings) - failures - notes
     said = f"{failures} failure{'s' if failures != 1 else ''} diagnosed" if failures else "no failure diagnosed"
-    return said + (f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else "")
+    return said + "".join(f", {n} {word}{'s' if n != 1 else ''}" for n, word in ((warnings, "warning"), (notes, "note")) if n)
 
