@@ -1520,3 +1520,28 @@ def test_a_cache_lock_wait_whose_last_line_the_paste_cut_is_still_the_caches(cut
             "neuronxcc-2.26.6360.0+6f180f47/MODULE_33496b7f+d6b08f8e/model.hlo_module.pb, been waiting for: {}.0 minutes\n")
     log = "".join(wait.format(m, 830 + m) for m in range(6)) + wait.format(7, 837)[:cut] + "\n"
     assert _top_family(log) == "compile-cache-access"
+
+
+KUBECTL_DAEMONSETS = """\
+$ kubectl get daemonset -A
+NAMESPACE     NAME                             DESIRED   CURRENT   READY   UP-TO-DATE   AVAILABLE   NODE SELECTOR   AGE
+kube-system   aws-node                         2         2         2       2            2           <none>          12m
+kube-system   neuron-device-plugin-daemonset   2         2         {ready}       2            {ready}           <none>          2m
+"""
+
+
+@pytest.mark.parametrize(("log", "broken"), [
+    (KUBECTL_DAEMONSETS.format(ready=0), True),
+    (KUBECTL_DAEMONSETS.format(ready=2), False),  # every desired pod ready
+    (" ".join(KUBECTL_DAEMONSETS.format(ready=0).split("\n")), True),  # the table pasted as one line
+    ("NAME                          READY   STATUS             RESTARTS   AGE\n"
+     "neuron-device-plugin-x7k2p    0/1     CrashLoopBackOff   5          3m\n", True),
+    ("NAME                          READY   STATUS    RESTARTS   AGE\n"
+     "neuron-device-plugin-x7k2p    1/1     Running   0          3m\n", False),
+    ("Name:           neuron-device-plugin-daemonset\nSelector:       name=neuron-device-plugin-ds\n"
+     "Desired Number of Nodes Scheduled: 0\nCurrent Number of Nodes Scheduled: 0\n", True),  # scheduled nowhere
+    ("Name:           neuron-device-plugin-daemonset\nDesired Number of Nodes Scheduled: 2\n", False),
+    ("Name:           fluent-bit\nDesired Number of Nodes Scheduled: 0\n", False),  # not a Neuron component
+])
+def test_kubectl_showing_a_neuron_component_not_running_is_the_components_failure(log, broken):
+    assert (_top_family(log) == "kubernetes-components") is broken

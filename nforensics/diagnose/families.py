@@ -21,6 +21,7 @@ from nforensics.knowledge.family_schema import Detect, Family
 from nforensics.knowledge.vocabulary import named
 from nforensics.linear_regex import SearchSet, compile_linear
 from nforensics.masking import mask, mask_ids
+from nforensics.parse.kubectl import not_ready
 from nforensics.parse.normalise import unwrap
 from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
 from nforensics.vocabulary import code_parts, reads_as_failure
@@ -242,6 +243,8 @@ class FamilyFacts:
             elif structure == "compiler_pass_trace" and self._compiler_was_there() and (
                     chains := [s for s in self.log.stacks if s.syntax == "root"]):
                 lines.append(chains[0].line)
+            elif structure == "kubernetes_not_ready" and (line := not_ready(sorted(self.text_of.items()))) is not None:
+                lines.append(line)
             elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
                 lines.append(line)
             elif structure == "cache_replay":

@@ -24,7 +24,7 @@ from nforensics.records import Component, Severity
 Outcome = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted"]
 Operation = Literal["compile", "load", "collectives", "execute", "wait", "resolve", "cache"]
 Structure = Literal["ice_banner", "bir_block", "compiler_assertion", "compiler_pass_trace", "cache_replay",
-                    "own_module_missing"]
+                    "own_module_missing", "kubernetes_not_ready"]
 
 
 class Detect(Strict):
@@ -48,7 +48,8 @@ class Detect(Strict):
     - `outcomes` (with `operations` for hangs): how the process ended, read from the shape of the log's end.
     - `structures`: named multi-line shapes the parser assembles (the ICE banner, a BIR verifier block, a
       compiler assertion, neuronx-cc's `root = ` chain naming where a pass failed, the compile cache replaying
-      a failed entry, a package failing to import a module of its own).
+      a failed entry, a package failing to import a module of its own, kubectl showing a Neuron component
+      scheduled nowhere or not ready).
     - `words`: groups of lower-case words or word starts ("compil"); one failure line must contain a member
       of every group, each at the start of a token.
     - `context_words`: groups of whole words, anywhere in what was kept of the input (any line, frame path or
