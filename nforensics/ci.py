@@ -131,7 +131,7 @@ def stream_outputs(analyses: Iterable[Analysis], requests: list[FormatRequest], 
         for request in requests:
             color = request.name == "text" and not request.file and wants_color(stream)
             _emit(request, stream, render_to(collected, request, env, color))
-        return any(analysis.findings for analysis in collected)
+        return any(analysis.failures() for analysis in collected)  # a warning or a note alone is no failure
     writers = [(request, _writer(request, stream), open_output(request.file) if request.file else stream)
                for request in requests]
     diagnosed = False

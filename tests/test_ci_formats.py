@@ -190,7 +190,7 @@ def test_github_annotation_per_group_with_escaped_properties_and_message():
     assert "100%25 sure, line one%0Aline two" in message and "\n" not in message
     assert "Seen 2 times in: logs/a.log, log-neuron-cc.txt" in message
     assert "Most likely: Kernel called twice" in message
-    assert summary.startswith("# nforensics: 2 failure(s) in 3 input(s)")
+    assert summary.startswith("# nforensics: 1 failure(s), 1 warning(s) or note(s) in 3 input(s)")
 
 
 def test_github_caps_annotations_and_lists_the_rest_in_the_summary():
@@ -229,7 +229,7 @@ def test_github_format_appends_the_job_summary_when_the_variable_is_set(tmp_path
 
 def test_junit_one_failing_testcase_per_group():
     root = ET.fromstring(render_junit(analyses_two_inputs_one_failure_twice()))
-    assert root.tag == "testsuites" and root.get("tests") == "2" and root.get("failures") == "2"
+    assert root.tag == "testsuites" and root.get("tests") == "2" and root.get("failures") == "1"
     cases = root.findall("./testsuite/testcase")
     assert [(c.get("classname"), c.get("name")) for c in cases] == [
         ("compiler", "Title of fp-barrier"),
@@ -238,6 +238,8 @@ def test_junit_one_failing_testcase_per_group():
     failure = cases[0].find("failure")
     assert failure.get("type") == "NCC_IXLV002"
     assert "seen 2x in: logs/a.log, log-neuron-cc.txt" in failure.text
+    # The warning is a passing case that says what it saw: a warning or a note fails no CI job.
+    assert cases[1].find("failure") is None and "seen 1x in" in cases[1].find("system-out").text
 
 
 def test_junit_stays_well_formed_with_terminal_control_characters():
@@ -272,7 +274,7 @@ def test_gitlab_code_quality_fields():
 
 def test_markdown_explanation_sections():
     markdown = render_markdown(analyses_two_inputs_one_failure_twice())
-    assert markdown.startswith("# nforensics: 2 failure(s) in 3 input(s)")
+    assert markdown.startswith("# nforensics: 1 failure(s), 1 warning(s) or note(s) in 3 input(s)")
     assert "| 1 | Title of fp-barrier | NCC_IXLV002 | compiler | 2 | logs/a.log, log-neuron-cc.txt |" in markdown
     assert "## 1. Title of fp-barrier (`NCC_IXLV002`)" in markdown
     assert "1. **Kernel called twice** (score 2)" in markdown

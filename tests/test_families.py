@@ -921,6 +921,9 @@ def test_a_launcher_stopped_from_outside_is_a_run_that_did_not_finish():
     [top] = analyze_text(stopped).findings
     assert top.hypotheses[0].id == "stopped-for-host-memory"
     assert analyze_text("^C\n").findings[0].hypotheses[0].id != "stopped-for-host-memory"  # stopped by hand
+    # Also where the log ends inside a compile: the signal is a fact of how the run ended.
+    inside = analyze_text(COMPILE_ROUND.split("\n")[0] + "\n.\n" + stopped).findings[0]
+    assert inside.fields["signal"] == 15 and inside.hypotheses[0].id == "stopped-for-host-memory"
 
 
 def _pip_fetching(*versions: str) -> str:

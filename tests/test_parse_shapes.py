@@ -140,23 +140,6 @@ def test_faulthandlers_other_threads_are_not_the_crash():
     assert len(_parse(crashed_in_xla.replace("Current thread", "Thread")).tracebacks) == 2
 
 
-def test_an_exception_message_that_goes_on_indented_is_one_message():
-    text = ('Traceback (most recent call last):\n  File "/home/u/run.py", line 3, in <module>\n    model(x)\n'
-            "ValueError: FlexAttention is only supported on CUDA, CPU or HPU devices.\n"
-            "             Found input tensors on xla device.\n")
-    [traceback] = _parse(text).tracebacks
-    assert traceback.message.split("\n") == ["FlexAttention is only supported on CUDA, CPU or HPU devices.",
-                                             "Found input tensors on xla device."]
-    neuron = "torch-neuronx 2.8.0\n"
-    assert _top_family(neuron + text) == "framework-unsupported-op"  # read whole: "only supported on" + "xla device"
-    # A line after the exception that is not indented is the next record, not more of the message.
-    [cut] = _parse(text.replace("             Found", "Found")).tracebacks
-    assert cut.message == "FlexAttention is only supported on CUDA, CPU or HPU devices."
-    assert _top_family(neuron + text.replace("             Found", "Found")) != "framework-unsupported-op"
-    # Without Neuron anywhere an XLA device may be a TPU's: no Neuron family.
-    assert _top_family(text) != "framework-unsupported-op"
-
-
 def test_a_traceback_folded_onto_one_line_is_unfolded():
     text = ('Traceback (most recent call last): File "/app/run.py", line 9, in main run() '
             'File "/venv/site-packages/torch_xla/core/xla_model.py", line 263, in _xla_real_device '

@@ -135,8 +135,21 @@ def test_a_log_that_stops_at_the_compilers_command_line_gets_a_note_and_exit_0(t
                    "compile --framework=XLA /tmp/w/model.MODULE_1+d41d.hlo_module.pb --target=trn1\n")
     code, out, _ = cli("explain", log)
     assert code == 0  # nothing failed that the log shows
-    assert out.splitlines()[0].endswith("no failure diagnosed, 1 note")
-    assert "The log ends at the compiler's command line" in out
+    said = " ".join(out.split())  # (the headline wraps where the temporary folder's path is long)
+    assert "paste.log: no failure diagnosed, 1 note " in said
+    assert "The log ends at the compiler's command line" in said
     # One line more, the compiler's progress dot: the compile ran and the log stops inside it, a failure.
     log.write_text(log.read_text() + ".\n")
     assert cli("explain", log)[0] == 1
+
+
+@pytest.mark.parametrize("fmt", ["github", "sarif", "junit", "gitlab", "markdown"])
+def test_a_note_alone_fails_no_ci_format(tmp_path, fmt):
+    """The note says where the log stops; a CI job that runs explain in any format must not fail on it."""
+    log = tmp_path / "paste.log"
+    log.write_text("INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: neuronx-cc compile --target=trn1 model.pb\n")
+    assert cli("explain", log, "--format", fmt)[0] == 0
+    assert cli("explain", log, "--format", "github", "--format", f"sarif={tmp_path / 'out.sarif'}")[0] == 0
+    # The same log with an error after the command fails every format.
+    log.write_text(log.read_text() + "RuntimeError: neuronx-cc failed with 70\n")
+    assert cli("explain", log, "--format", fmt)[0] == 1

@@ -106,16 +106,13 @@ class FamilyFacts:
         # on every line of a traceback it relays) is no word of the failure.
         # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)
         # (An exception's message is a failure's whatever its words, also where it went on below its class.)
-        raised = {t.end_line - (t.message or "").count("\n") for t in log.tracebacks if t.exception}
+        raised = {t.end_line for t in log.tracebacks if t.exception}
         self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
                               if line.line not in source and line.line not in advice
                               and (line.line in error_level or line.line in raised or reads_as_failure(line.text))]
-        # A coded message that wrapped onto the lines below is one message, read whole (after its lines); so is
-        # an exception's that went on below its class.
+        # A coded message that wrapped onto the lines below is one message, read whole (after its lines).
         self.wrapped_messages = [(d.line, d.end_line, mask_ids(f"[{d.code}] {d.message}"))
-                                 for d in log.diagnostics if d.end_line > d.line] + [
-            (t.end_line - t.message.count("\n"), t.end_line, mask_ids(f"{t.exception}: {' '.join(t.message.split())}"))
-            for t in log.tracebacks if t.exception and t.message and "\n" in t.message]
+                                 for d in log.diagnostics if d.end_line > d.line]
         self.text_of = {line.line: line.text for line in retained}
         # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
         self.failure_blob = "\n".join([text for _, text in self.failure_lines]
@@ -126,12 +123,14 @@ class FamilyFacts:
         # A compiler code it printed (NCC_ITEN404) says the run involved Neuron as plainly as its name.
         self.printed_neuron_code = any(d.code.startswith("NCC_") for d in log.diagnostics)
         self.outcomes: list[tuple[str, int, str | None, dict[str, object]]] = []
+        # The signal a run was stopped with is a fact of its ending, also where the log ends inside an operation.
+        stopped_by = next((o.signal for o in log.outcomes if o.kind == "interrupted" and o.signal), None)
         for outcome in log.outcomes:
             details: dict[str, object] = {"operation": outcome.operation} if outcome.operation else {}
             if outcome.process:
                 details["killed_process"] = outcome.process
-            if outcome.signal:
-                details["signal"] = outcome.signal
+            if outcome.signal or stopped_by:
+                details["signal"] = outcome.signal or stopped_by
             self.outcomes.append((outcome.kind, outcome.line, outcome.operation, details))
         for exit_status in log.exits:
             if exit_status.code in _KILL_EXITS:

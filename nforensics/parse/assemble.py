@@ -187,12 +187,6 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         """Recognise the line's producer; True when the line carried something worth keeping."""
         warned, self.warned = self.warned, None
         awaited, self.message_awaited = self.message_awaited, None
-        continued, self.message_continues = self.message_continues, None
-        if continued is not None and body[:1].isspace() and body.strip() and _traceback_shape(body) is None:
-            # A message printed over several lines goes on indented ("ValueError: X is only supported on CUDA
-            # devices.\n        Found input tensors on xla device."): one message, and the line still read alone.
-            continued.message, continued.end_line = f"{continued.message}\n{body.strip()}", number
-            self.message_continues = continued
         if awaited is not None and not any(c.isalnum() for c in body):
             self.message_awaited = awaited  # a rule of `====` under torchrun's ChildFailedError: the message follows
         elif awaited is not None and _traceback_shape(body) is None and not _RECORD_HEAD.match(body):

@@ -70,7 +70,6 @@ class AssemblerState:
         self.resolver_steps = 0  # pip wheels fetched
         self.warned: ProducerLine | None = None  # the Python warning on the line before, whose source may follow
         self.message_awaited: PythonTraceback | None = None  # an exception printed with its message below it
-        self.message_continues: PythonTraceback | None = None  # an exception whose message may go on, indented
         self.last_error = 0  # line of the last record that reported an error
         self.last_text = 0  # line of the last non-blank line
         self.last_prompt = 0  # line of the last shell prompt: a command started there

@@ -82,7 +82,6 @@ class TracebackReader(MessageReader):
         # `RuntimeError:` alone: TorchScript and C++ extensions print the message on the lines below it.
         # (A KeyboardInterrupt or SystemExit has none: the line after it is the next record.)
         self.message_awaited = None if line.message or line.name in ("KeyboardInterrupt", "SystemExit") else traceback
-        self.message_continues = traceback if line.message else None
         if line.name == "KeyboardInterrupt":  # stopped by hand where the frames end, not failed there
             self._add(self.log.outcomes, ProcessOutcome.model_construct(line=number, kind="interrupted", signal=2,
                                                                         text=line.name))

@@ -191,11 +191,12 @@ class Totals:
         self.inputs = self.findings = self.diagnosed = self.unrecognised = self.nothing = 0
 
     def add(self, analysis: Analysis) -> None:
+        failures = analysis.failures()  # a warning or a note (where a log stops) is no failure
         self.inputs += 1
-        self.findings += len(analysis.findings)
-        if not analysis.findings:
+        self.findings += len(failures)
+        if not failures:
             self.nothing += 1
-        elif all(finding.generic or finding.tier == "generic" for finding in analysis.findings):
+        elif all(finding.generic or finding.tier == "generic" for finding in failures):
             self.unrecognised += 1
         else:
             self.diagnosed += 1
