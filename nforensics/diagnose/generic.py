@@ -14,7 +14,7 @@ import signal
 from nforensics.diagnose.evidence import lines_between
 from nforensics.diagnose.fingerprint import FINGERPRINT_VERSION, fingerprint
 from nforensics.knowledge import table
-from nforensics.records import ERROR_LEVELS, Diagnostic, Evidence, Finding, ParsedLog, SourceLine
+from nforensics.records import ERROR_LEVELS, Diagnostic, Evidence, Finding, ParsedLog, Severity, SourceLine
 from nforensics.vocabulary import CODE_PARTS, says_it_failed
 
 
@@ -36,11 +36,12 @@ def explain_code(code: str) -> str:
 
 
 def _generic(code: str | None, key: str, title: str, component: str, summary: str, meaning: str,
-             line: int, end_line: int, retained: list[SourceLine]) -> Finding:
+             line: int, end_line: int, retained: list[SourceLine], severity: Severity = "error") -> Finding:
     evidence = lines_between(retained, line, end_line)
     return Finding.model_construct(
         code=code, signature=f"generic-{key}", title=title, component=component, summary=summary,
-        meaning=meaning, generic=True, tier="generic", confidence=0.2, wrapped_by=[], hypotheses_undetermined=False,
+        meaning=meaning, severity=severity, generic=True, tier="generic", confidence=0.2, wrapped_by=[],
+        hypotheses_undetermined=False,
         fingerprint=fingerprint(code or key, summary),
         fingerprint_version=FINGERPRINT_VERSION,
         evidence=evidence or [Evidence.model_construct(line=line, text=summary)],
@@ -117,13 +118,11 @@ def _cut_at_compile(log: ParsedLog, retained: list[SourceLine]) -> list[Finding]
     """A log whose last line is the compiler's command line shows no failure and no hang (nothing shows the compile
     ran): a note that says where the log stops and what to paste, not "nothing recognised"."""
     for outcome in (o for o in log.outcomes if o.kind == "cut"):
-        note = _generic(None, "ends-at-compile", "The log ends at the compiler's command line", "compiler", outcome.text,
-                        "Nothing after the command shows the compile running, finishing or failing: the paste may stop "
-                        "there, or the compile ran without a word and the job was stopped. Paste what follows it, or "
-                        "the compiler's own log (log-neuron-cc.txt in the work directory the command names).",
-                        outcome.line, outcome.line, retained)
-        note.severity = "note"
-        return [note]
+        return [_generic(None, "ends-at-compile", "The log ends at the compiler's command line", "compiler", outcome.text,
+                         "Nothing after the command shows the compile running, finishing or failing: the paste may stop "
+                         "there, or the compile ran without a word and the job was stopped. Paste what follows it, or "
+                         "the compiler's own log (log-neuron-cc.txt in the work directory the command names).",
+                         outcome.line, outcome.line, retained, severity="note")]
     return []
 
 

@@ -39,6 +39,11 @@ class FailureGroup:
         return self.occurrences[0]
 
     @property
+    def failed(self) -> bool:
+        """A failure, not a warning or a note (which fail no CI report)."""
+        return self.finding.severity == "error"
+
+    @property
     def count(self) -> int:
         return len(self.occurrences)
 

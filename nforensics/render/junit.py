@@ -32,7 +32,7 @@ def _testcase(group: FailureGroup) -> ET.Element:
     if finding.hypotheses:
         body.append(f"most likely: {finding.hypotheses[0].title}")
     body += [f"workaround: {w.title}" for w in finding.workarounds]
-    if finding.severity != "error":  # a warning or a note: a passing case that says what it saw
+    if not group.failed:  # a warning or a note: a passing case that says what it saw
         ET.SubElement(case, "system-out").text = _xml_text("\n".join(body))
         return case
     failure = ET.SubElement(case, "failure", message=_xml_text(finding.summary), type=finding.code or finding.signature)
@@ -45,7 +45,7 @@ def render_junit(analyses: list[Analysis]) -> str:
     cases = [_testcase(group) for group in groups]
     if not cases:  # CI report widgets treat a suite with no test cases as a broken report
         cases = [ET.Element("testcase", classname=SUITE, name="no Neuron failure recognised", time="0")]
-    failed = sum(group.finding.severity == "error" for group in groups)
+    failed = sum(group.failed for group in groups)
     counts = {"tests": str(len(cases)), "failures": str(failed), "errors": "0", "skipped": "0", "time": "0"}
     root = ET.Element("testsuites", {"name": SUITE, **counts})
     suite = ET.SubElement(root, "testsuite", {"name": SUITE, **counts})

@@ -123,7 +123,7 @@ def render_markdown(analyses: list[Analysis], groups: list[FailureGroup] | None 
     sources = ", ".join(code_span(a.source) for a in analyses)
     if not groups:
         return f"# nforensics: no Neuron failure recognised\n\nInputs: {sources}\n"
-    failed = sum(group.finding.severity == "error" for group in groups)
+    failed = sum(group.failed for group in groups)
     others = f", {len(groups) - failed} warning(s) or note(s)" if failed < len(groups) else ""
     out = [f"# nforensics: {failed} failure(s){others} in {len(analyses)} input(s)", ""]
     out += ["| # | failure | code | component | seen | inputs |", "|---|---|---|---|---|---|"]
