@@ -1548,3 +1548,32 @@ kube-system   neuron-device-plugin-daemonset   2         2         {ready}      
 ])
 def test_kubectl_showing_a_neuron_component_not_running_is_the_components_failure(log, broken):
     assert (_top_family(log) == "kubernetes-components") is broken
+
+
+_ENC_HEAD = "2025-Feb-03 11:20:41.000512 4242:4250 ERROR  ENC:{function} [nec_dev 3] {message}\n"
+_LOAD_FAILED = "2025-Feb-03 11:20:41.000900 4242:4250 ERROR  NMGR:kmgr_load_nn_post_metrics Failed to load NN: /tmp/m.neff, err: 1\n"
+
+
+@pytest.mark.parametrize("message", [
+    "mismatching number of cc ops, expected 40 received 38. Check if ranks 0 and 5 are using the same neff",
+    "rank 2 loaded a different NEFF: collective op count mismatch across the replica group",
+])
+def test_of_two_families_on_one_runtime_line_the_rule_that_met_more_conditions_names_it(message):
+    # Any ENC record is a collectives set-up for collectives-bootstrap (one condition); MPMD needs the record
+    # and its words. Equally confident, the narrower rule wins, ahead of the load failure it causes.
+    log = _ENC_HEAD.format(function="validate_neff_cc_ops", message=message) + _LOAD_FAILED
+    assert analyze_text(log).findings[0].family == "mpmd-graph-mismatch"
+
+
+def test_an_enc_record_without_words_of_a_mismatch_stays_a_collectives_set_up():
+    log = _ENC_HEAD.format(function="enc_init_comm", message="failed to create the ring over 32 ranks") + _LOAD_FAILED
+    families = [f.family for f in analyze_text(log).findings]
+    assert "collectives-bootstrap" in families and "mpmd-graph-mismatch" not in families
+
+
+def test_a_legacy_daemon_status_is_read_by_its_name_not_by_its_number():
+    # neuron-rtd numbered NERR_RESOURCE_NC 7, which is NRT_QUEUE_FULL's number in NRT's own enum.
+    log = ("RuntimeError: NeuronDevice::process_nrtd_response: Context=NRTD_CTX_INITIALIZE NRTD response code "
+           "'NERR_RESOURCE_NC' (7) There were insufficient NCs for the requested model\n")
+    top = analyze_text(log).findings[0]
+    assert (top.family, top.signature) == ("neuroncores-in-use", "nrt-load-not-enough-neuroncores")

@@ -170,8 +170,8 @@ def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[in
     """Family hits that say something the exact findings do not: not a family an exact finding's family is
     or narrows, not lines exact findings already hold (a root cause may still sit on an envelope's line), not
     a fallback family when anything else holds. Of the rest, one per component (one failure, one finding): a
-    family another hit narrows or causes comes last, then the most confident, the earliest on a tie; the first
-    is kept with the others' lines and fields added.
+    family another hit narrows or causes comes last, then the most confident, then the one whose rule met more
+    conditions, the earliest on a tie; the first is kept with the others' lines and fields added.
     A hit whose lines a narrower family's hit holds too is that one's to explain."""
     # An exact finding's family, and the broader families it refines, are said already (an exact runtime
     # init failure explains the framework plugin that could not come up); envelopes still fold in.
@@ -186,7 +186,11 @@ def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[in
         hits = [hit for hit in hits if not hit.family.fallback]
     kept: dict[str, FamilyHit] = {}
     caused = {effect for hit in hits for effect in hit.family.causes}  # what another hit brings about says less
-    for hit in sorted(hits, key=lambda h: (h.family.id in narrowed, h.family.id in caused, -h.confidence, h.lines[:1])):
+
+    def order(h: FamilyHit) -> tuple[bool, bool, float, int, list[int]]:
+        return h.family.id in narrowed, h.family.id in caused, -h.confidence, -h.specificity, h.lines[:1]
+
+    for hit in sorted(hits, key=order):
         # (`claimed`: the lines any signature holds; `explained`: those a root cause's signature holds. Another
         # envelope on an envelope's line says nothing more, a root cause there does.)
         if hit.family.id in refined or (hit.lines and set(hit.lines) <= (claimed if hit.family.envelope else explained)):

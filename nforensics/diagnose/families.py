@@ -58,6 +58,7 @@ class FamilyHit:
     lines: list[int]
     confidence: float
     fields: dict[str, object] = field(default_factory=dict)
+    specificity: int = 1  # how many conditions its rule met: of two equally confident hits, the narrower says more
 
 
 @dataclass(frozen=True)
@@ -319,14 +320,16 @@ def _near(records: list[int]) -> Callable[[int], bool]:
     return lambda n: any(abs(n - line) <= NEAR_RECORD_LINES for line in lines)
 
 
-def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, object], float] | None:
+def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, object], float, int] | None:
     lines: list[int] = []
     fields: dict[str, object] = {}
     confidence = 0.0
     heads: list[int] = []
+    specificity = max(0, len(rule.words) - 1)  # each selector, and each group of words past the first
     for name, selector in _SELECTORS:
         if not getattr(rule, name):
             continue
+        specificity += 1
         if name == "words" and heads:
             # Words that say what a runtime or compiler record (or a coded diagnostic) failed at are printed around it, not
             # anywhere in a long log (a warning at start-up is no cause of an error an hour later).
@@ -345,7 +348,7 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
         confidence = HANG_CONFIDENCE  # (or the paste was cut, or someone was impatient)
     elif "*" in rule.code_components:  # any component: a family that names the component says more
         confidence = min(confidence, WILDCARD_CODE_CONFIDENCE)
-    return sorted(set(lines)), fields, confidence
+    return sorted(set(lines)), fields, confidence, specificity
 
 
 @cache
@@ -360,11 +363,11 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
     errors_only = facts.keeping(lambda n: n not in facts.below_error)
     hits = []
     for family in kb.families.values():
-        best: tuple[list[int], dict[str, object], float] | None = None
+        best: tuple[list[int], dict[str, object], float, int] | None = None
         for rule in family.detect:
             held = _rule_hit(facts if family.claims_warnings or rule.words_in_warnings else errors_only, rule)
-            if held is not None and (best is None or held[2] > best[2]):
+            if held is not None and (best is None or held[2:] > best[2:]):
                 best = held
         if best is not None:
-            hits.append(FamilyHit(family, best[0], best[2], best[1]))
+            hits.append(FamilyHit(family, best[0], best[2], best[1], best[3]))
     return hits

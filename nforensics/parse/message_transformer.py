@@ -9,7 +9,7 @@ import re
 from lark import Token, Transformer
 
 from nforensics.linear_regex import compile_linear
-from nforensics.parse.nrt_status import status_name, status_number
+from nforensics.parse.nrt_status import legacy_status, status_name, status_number
 from nforensics.parse.shapes import (
     ApiTrace,
     CodedMessage,
@@ -86,9 +86,10 @@ class MessageShapes(Transformer):
         # usually lexes as the text after the name.
         trailing = _parenthesised_number(text)
         name = found.name
-        if name and name.startswith("NERR_"):  # LEGACY_STATUS: a pre-2.x daemon's name (NRT's are NRT_*)
-            name = _legacy_status(name, found.number if found.number is not None else trailing)
         number = found.number if found.number is not None else trailing if name else None
+        if name and name.startswith("NERR_"):  # LEGACY_STATUS: a pre-2.x daemon's name; its number is the daemon's
+            name = legacy_status(name, number)
+            number = status_number(name)
         return StatusMention(number if number is not None else status_number(name), name, found.api)
 
     def named_status(self, parts: Parts) -> StatusMention | None:
@@ -191,12 +192,3 @@ def _numbered(number: Token, api: Token | None = None) -> StatusMention:
 def _parenthesised_number(text: Token | None) -> int | None:
     number = _PARENTHESISED_NUMBER.search(text or "")
     return int(number.group(1)) if number else None
-
-
-def _legacy_status(name: str, number: int | None) -> str | None:
-    """The NRT status a pre-2.x daemon name (`NERR_RESOURCE`) stands for: the same suffix, else the status
-    its number names (none, when no status has that number), else the name as printed."""
-    modern = "NRT_" + name.removeprefix("NERR_")
-    if status_number(modern) is not None:
-        return modern
-    return status_name(number) if number is not None and number >= 0 else name

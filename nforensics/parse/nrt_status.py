@@ -16,6 +16,13 @@ NRT_STATUS = {
 }
 _BY_NAME = {name: number for number, name in NRT_STATUS.items()}
 
+# The inf1 daemon (neuron-rtd) printed its own names, `NRTD response code 'NERR_RESOURCE' (4)`. Its numbers are
+# NRT's through NERR_HW_ERROR (6) and part ways after: `'NERR_RESOURCE_NC' (7)` is "insufficient NCs", where NRT's
+# 7 is NRT_QUEUE_FULL. So a legacy name is read by its NRT namesake (same suffix), else by this table, and by
+# its number only up to LAST_SHARED_NUMBER.
+LEGACY_NAMES = {"NERR_FAIL": "NRT_FAILURE", "NERR_RESOURCE_NC": "NRT_LOAD_NOT_ENOUGH_NC"}
+LAST_SHARED_NUMBER = 6
+
 
 def status_name(number: int | None) -> str | None:
     return NRT_STATUS.get(number) if number is not None else None
@@ -23,3 +30,13 @@ def status_name(number: int | None) -> str | None:
 
 def status_number(name: str | None) -> int | None:
     return _BY_NAME.get(name) if name else None
+
+
+def legacy_status(name: str, number: int | None) -> str:
+    """The NRT status a pre-2.x daemon name (`NERR_RESOURCE`) stands for, else the name as printed."""
+    modern = LEGACY_NAMES.get(name, "NRT_" + name.removeprefix("NERR_"))
+    if modern in _BY_NAME:
+        return modern
+    if number is not None and 0 <= number <= LAST_SHARED_NUMBER:
+        return NRT_STATUS[number]
+    return name
