@@ -162,6 +162,8 @@ CASES = [
     ("messages", "nrt_status", "Inference completed with err: 1006", StatusMention(1006, "NRT_EXEC_OOB")),
     ("messages", "nrt_status", 'nrt_load status=4, error message="x"', StatusMention(4, "NRT_RESOURCE", "nrt_load")),
     ("messages", "nrt_status", "load failed with status 1006", StatusMention(1006, "NRT_EXEC_OOB")),
+    ("messages", "nrt_status", 'nrt::infer_wait failed with grpc status code 0; nrt status code 1004, details ""',
+     StatusMention(1004, "NRT_EXEC_COMPLETED_WITH_ERR")),
     ("messages", "nrt_status", "Failure: NRT_EXEC_OOB in nrt_execute()", StatusMention(1006, "NRT_EXEC_OOB", "nrt_execute")),
     ("messages", "nrt_status", "model status=2 message=Invalid", StatusMention(2, "NRT_INVALID")),
     # a pre-2.x daemon name: its NRT namesake, else the status its number names, else the name as printed
