@@ -1577,3 +1577,13 @@ def test_a_legacy_daemon_status_is_read_by_its_name_not_by_its_number():
            "'NERR_RESOURCE_NC' (7) There were insufficient NCs for the requested model\n")
     top = analyze_text(log).findings[0]
     assert (top.family, top.signature) == ("neuroncores-in-use", "nrt-load-not-enough-neuroncores")
+
+
+@pytest.mark.parametrize(("code", "family"), [
+    ("NCC_IBVF038", "compiler-bir-verifier"),  # the verifier rejected an instruction: internal
+    ("NCC_IBVF112", "compiler-bir-verifier"),
+    ("NCC_EBVF031", "compiler-resource-limit"),  # its user-facing (E) checks are the instruction limit
+])
+def test_a_backend_verifier_code_is_placed_by_its_class_letter(code, family):
+    top = analyze_text(f"[INTERNAL_ERROR] [{code}] TensorReduce on partition 3 requires dtype in (uint8, uint16)\n").findings[0]
+    assert (top.tier, top.family) == ("family", family)
