@@ -1587,3 +1587,21 @@ def test_a_legacy_daemon_status_is_read_by_its_name_not_by_its_number():
 def test_a_backend_verifier_code_is_placed_by_its_class_letter(code, family):
     top = analyze_text(f"[INTERNAL_ERROR] [{code}] TensorReduce on partition 3 requires dtype in (uint8, uint16)\n").findings[0]
     assert (top.tier, top.family) == ("family", family)
+
+
+@pytest.mark.parametrize("log", [
+    # the inf1 daemon's words (it printed no level), then its summary of the init failure
+    "nrtd[1791]: [TDRV:tdrv_init_mla_phase1] Could not open the device index:0\n"
+    "nrtd[1791]: [TDRV:tdrv_destroy] TDRV not initialized\n"
+    "nrtd[1791]: [NRTD:InitTongas] Failed to initialize devices, error:1\n",
+    "2025-Mar-02 08:00:01.000100 4242:4242 ERROR  TDRV:tdrv_open_devices Unable to open device /dev/neuron5\n"
+    "2025-Mar-02 08:00:01.000300 4242:4242 ERROR   NRT:nrt_init Failed to initialize devices, error:1\n",
+])
+def test_the_driver_layer_failing_to_open_a_device_is_the_cause_of_the_init_failure(log):
+    findings = analyze_text(log).findings
+    assert [f.family for f in findings[:2]] == ["device-not-visible", "runtime-init-failure"]
+
+
+def test_the_driver_layer_failing_to_open_something_else_is_not_a_missing_device():
+    log = "2025-Mar-02 08:00:01.000100 4242:4242 ERROR  TDRV:tdrv_load_fw Could not open firmware file fw.bin\n"
+    assert "device-not-visible" not in [f.family for f in analyze_text(log).findings]

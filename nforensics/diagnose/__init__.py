@@ -122,11 +122,13 @@ def _cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> 
     and then each caller's failure up the stack (`NMGR:stage_kelf_models`, `... err: 4`). When the top
     finding sits in such a run of error lines, the finding on the run's earliest line is the cause and goes
     first, whatever its tier; unless it is only a broad family (one others refine, "a runtime execution
-    error"), which says too little to be called a cause."""
+    error"), which says too little to be called a cause, and does not narrow the top finding's family (a
+    device that could not be opened does narrow "the runtime could not initialise": it says why)."""
     top_line = findings[0].evidence[0].line if len(findings) > 1 and findings[0].evidence else None
     if top_line is None:
         return findings
     broad = {parent for family in kb.families.values() for parent in family.refines}
+    broad -= {family.id for family in kb.families.values() if findings[0].family in family.refines}
     run = _error_run(log, top_line)
 
     def first_line(finding: Finding) -> int:
@@ -151,9 +153,10 @@ def _known_cause_first(findings: list[Finding], kb: KnowledgeBase) -> list[Findi
 
 def _error_run(log: ParsedLog, line: int) -> set[int]:
     """The lines of the run of runtime error records, from one process and at most one line apart, that
-    holds `line` (empty when that line is not a runtime error record)."""
-    errors = {e.line: e.pid for e in log.events
-              if e.producer == "runtime" and (e.level or "").upper() in ERROR_LEVELS}
+    holds `line` (empty when that line is not a runtime error record). The inf1 daemon printed no level: its
+    record counts when its message reads as a failure."""
+    errors = {e.line: e.pid for e in log.events if e.producer == "runtime" and (
+        (e.level or "").upper() in ERROR_LEVELS or e.level is None and reads_as_failure(e.message))}
     if line not in errors:
         return set()
     pid, run = errors[line], {line}
