@@ -1605,3 +1605,20 @@ def test_the_driver_layer_failing_to_open_a_device_is_the_cause_of_the_init_fail
 def test_the_driver_layer_failing_to_open_something_else_is_not_a_missing_device():
     log = "2025-Mar-02 08:00:01.000100 4242:4242 ERROR  TDRV:tdrv_load_fw Could not open firmware file fw.bin\n"
     assert "device-not-visible" not in [f.family for f in analyze_text(log).findings]
+
+
+def test_the_compilers_progress_lines_are_no_failure_whatever_their_words():
+    executing = ("2026-01-21T05:40:14Z INFO 6599 [job.HLOToTensorizer.0]: Executing: /opt/venv/neuronxcc/starfish/bin/hlo2penguin "
+                 "--input /tmp/m/model --output penguin.py --verbose=error --logfile=/tmp/log-neuron-cc.txt\n")
+    done = "2026-01-21T05:40:15Z INFO 6595 [root]: Subcommand returned with exitcode=0\n"
+    assert analyze_text(executing + done).findings == []
+    # The same words at the compiler's error level are its failure.
+    failed = executing.replace(" INFO ", " ERROR ").replace("Executing:", "neuronx-cc failed running")
+    assert "framework-compile-failure" in [f.family for f in analyze_text(failed).findings]
+
+
+def test_a_frameworks_information_line_may_still_say_what_failed():
+    # torch-neuron prints its conversion failures at INFO level.
+    log = ("INFO:Neuron:PyTorch to TF conversion failed to resolve function on aten::avg_pool2d with inputs [2, 2]\n"
+           "WARNING:Neuron:torch.neuron.trace failed on _NeuronGraph$12; falling back to native python function call\n")
+    assert [f.family for f in analyze_text(log).findings] == ["framework-unsupported-op"]

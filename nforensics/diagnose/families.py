@@ -34,6 +34,7 @@ SELECTOR_CONFIDENCE = {
     "frame_code": 0.55, "exceptions": 0.55, "raised_in": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
+INFORMATION_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
 UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
 NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`, a code) a rule's words may be
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
@@ -103,6 +104,11 @@ class FamilyFacts:
         # not what failed: a run that printed them and nothing else went on (a finished job pasted for its
         # warnings). (The source line a warning echoes under it is the warning's too.)
         advice = log.python_warning_lines()
+        # The compiler's information lines are its progress, whatever their words: "INFO [job.HLOToTensorizer.0]:
+        # Executing: hlo2penguin ... --verbose=error" names a verbosity, not an error. (torch-neuron's
+        # `INFO:Neuron:PyTorch to TF conversion failed ...` is a failure: a framework's INFO may say one.)
+        advice |= log.with_repeats({e.line for e in log.events
+                                    if e.producer == "compiler" and (e.level or "").upper() in INFORMATION_LEVELS})
         # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
         # on every line of a traceback it relays) is no word of the failure.
         # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)
