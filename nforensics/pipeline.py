@@ -19,6 +19,7 @@ from nforensics.diagnose.evidence import Facts
 from nforensics.ingest import read_lines, text_lines
 from nforensics.knowledge import KnowledgeBase, load_kb
 from nforensics.parse import assemble
+from nforensics.parse.gates import CatalogueAnchors
 from nforensics.records import Analysis, ArtifactRead, SourceLine
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts
                   exclude_cases: frozenset[str] = frozenset()) -> Analysis:
     """`exclude_cases`: URLs of public reports not to show (measuring on a log taken from that very thread)."""
     kb = kb or load_kb()
-    log, retained = assemble(source, lines, lambda: kb.warning_anchors)
+    log, retained = assemble(source, lines, lambda: CatalogueAnchors(*kb.anchors))
     known = dict(facts or {})
     reads: list[ArtifactRead] = []
     if artifacts is not None and (artifacts.neff or artifacts.source):

@@ -1,6 +1,6 @@
 """Past a big log's ungated head, a warning is read only when it holds something a finding can be made of: the
 bulk skip (nforensics/parse/gates.py skip_finder) passes over the others with the quiet chatter, by the
-catalogue's own anchors (KnowledgeBase.warning_anchors), so a log of a million distinct warnings costs one scan."""
+catalogue's own anchors (KnowledgeBase.anchors), so a log of a million distinct warnings costs one scan."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from conftest import REPO, counting_reader
 
 from nforensics.ingest import read_lines
 from nforensics.knowledge import load_kb
-from nforensics.knowledge.matcher import warning_anchors
+from nforensics.knowledge.matcher import catalogue_anchors
 from nforensics.linear_regex.lines import LineFinder
-from nforensics.parse.gates import skip_finder
+from nforensics.parse.gates import CatalogueAnchors, candidate_test, skip_finder
 from nforensics.pipeline import analyze_lines
 
 assembler = importlib.import_module("nforensics.parse.assemble")
@@ -26,7 +26,7 @@ CHATTER_INFO = "2026-03-02T18:20:35Z INFO 48240 [sg0000/Tensorizer/Simplifier]: 
 
 def _passed_over(line: str) -> bool:
     data = f"{CHATTER_INFO}\n{line}\n".encode()
-    return skip_finder(KB.warning_anchors).line_start(data, 0) < 0
+    return skip_finder(CatalogueAnchors(*KB.anchors)).line_start(data, 0) < 0
 
 
 def _claimed_lines() -> list[tuple[str, str]]:
@@ -78,11 +78,23 @@ def test_a_warning_with_something_to_read_is_not_passed_over(line):
 
 
 def test_anchors_follow_the_catalogue():
-    """A pattern that needs no word at all leaves no anchor to go by: no warning is passed over then."""
-    assert KB.warning_anchors  # the built-in catalogue's patterns all need words
-    loose = KB.signatures[0].model_copy(update={"match": KB.signatures[0].match.model_copy(update={"patterns": [r"\w+\d"]})})
-    assert warning_anchors(type(KB)(signatures=(loose,), order=KB.order)) is None
-    assert not skip_finder(None).line_start(f"{CHATTER_INFO}\n{PLAIN_WARNING}\n".encode(), 0) < 0
+    """A pattern that needs no word at all leaves no anchor to go by: no line (no warning) is passed over then."""
+    assert all(KB.anchors)  # the built-in catalogue's patterns all need words
+    match = KB.signatures[0].match.model_copy(update={"patterns": [r"\w+\d"], "claims_warnings": True})
+    loose = KB.signatures[0].model_copy(update={"match": match})
+    assert catalogue_anchors(type(KB)(signatures=(loose,), order=KB.order)) == (None, None)
+    data = f"{CHATTER_INFO}\n{PLAIN_WARNING}\n".encode()
+    assert skip_finder(CatalogueAnchors(frozenset(), frozenset())).line_start(data, 0) < 0
+    assert not skip_finder(CatalogueAnchors(frozenset(), None)).line_start(data, 0) < 0
+    assert not skip_finder(CatalogueAnchors(None, None)).line_start(data, 0) < 0
+    assert candidate_test(CatalogueAnchors(None, None))("a line with no word of any parser x1")
+
+
+def test_a_line_only_a_signature_reads_stays_in_reach_past_the_head():
+    """The per-line gate takes the catalogue's anchors too: a plain line a pattern needs is not only counted."""
+    line = "One or more engines are running on nd0 nc1"  # no failure word, no parser's word: a signature's anchor
+    assert not candidate_test(None)(line)
+    assert candidate_test(CatalogueAnchors(*KB.anchors))(line)
 
 
 def test_a_run_of_quiet_lines_stops_only_at_a_kept_line_that_holds_a_match():
@@ -111,12 +123,15 @@ def _findings(analysis) -> list[tuple]:
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "sample_logs").glob("*.log")), ids=lambda p: p.stem)
-def test_passing_over_warnings_in_bulk_keeps_every_finding(path, gate_from_the_start):
-    """With the gate on from the first line, skipping (warnings included) gives the findings and the ranked
-    hypotheses of reading every line."""
-    every_line = list(read_lines(str(path))[1])
-    assert _findings(analyze_lines(str(path), read_lines(str(path))[1], kb=KB)) == _findings(
-        analyze_lines(str(path), every_line, kb=KB))
+def test_the_gate_on_from_the_first_line_keeps_every_finding(path, monkeypatch):
+    """The gate's words are read off the parsers and the catalogue (nforensics/parse/gates.py): with it on
+    from the first line, line by line and in bulk (warnings passed over included), a log gives the findings
+    and the ranked hypotheses of reading every line."""
+    every_line = _findings(analyze_lines(str(path), list(read_lines(str(path))[1]), kb=KB))
+    monkeypatch.setattr(assembler, "UNGATED_LINES", 0)
+    monkeypatch.setattr(rewrap, "SAMPLE_LINES", 3)
+    assert _findings(analyze_lines(str(path), list(read_lines(str(path))[1]), kb=KB)) == every_line
+    assert _findings(analyze_lines(str(path), read_lines(str(path))[1], kb=KB)) == every_line
 
 
 def test_a_big_log_of_distinct_warnings_is_skipped_and_its_failure_found(tmp_path):

@@ -70,14 +70,15 @@ class KnowledgeBase:
         return pattern_index(self)
 
     @cached_property
-    def warning_anchors(self) -> frozenset[str] | None:
-        """RE2 patterns, one of which a warning line must hold for the catalogue to make a finding of it (a big
-        log's warnings past its head are passed over without them, nforensics/parse/gates.py skip_finder): the
-        words each pattern of a signature that may claim warnings needs (nforensics/linear_regex/necessary.py). None
-        when some pattern needs no word."""
-        from nforensics.knowledge.matcher import warning_anchors
+    def anchors(self) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+        """RE2 patterns one of which a line (a warning) must hold for a signature's pattern to read it: past a
+        big log's ungated head, a line with none of them (nor a word the parsers need) is only counted, and in
+        bulk a warning without one is passed over too (nforensics/parse/gates.py). The words each pattern needs
+        (nforensics/linear_regex/necessary.py), of every signature and of those that claim warnings; None
+        where some pattern needs no word."""
+        from nforensics.knowledge.matcher import catalogue_anchors
 
-        return warning_anchors(self)
+        return catalogue_anchors(self)
 
     def get(self, key: str) -> Signature | None:
         """A signature by id or by code (case-insensitive), as `nforensics codes KEY` looks it up."""

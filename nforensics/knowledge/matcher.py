@@ -73,21 +73,23 @@ def pattern_index(kb: KnowledgeBase) -> tuple[SearchSet, list[int]]:
     return SearchSet([p for s in kb.signatures for p in s.match.patterns]), owners
 
 
-def warning_anchors(kb: KnowledgeBase) -> frozenset[str] | None:
-    """The catalogue's anchors for warnings (KnowledgeBase.warning_anchors keeps them), as RE2 patterns: each
-    pattern's necessary words, of the signatures that may claim a warning. (Families and
-    message templates read only lines that read as a failure: their words are failure words already.)"""
-    anchors: set[str] = set()
+def catalogue_anchors(kb: KnowledgeBase) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """The catalogue's anchors (KnowledgeBase.anchors keeps them), as RE2 patterns: each signature pattern's
+    necessary words, of every signature and of those that may claim a warning (parse.gates.CatalogueAnchors
+    reads them). None where some pattern needs no word. (Families and message templates read only lines that
+    read as a failure: their words are failure words already. A hypothesis's evidence and the fields read from
+    the input are not: they say more of a finding, and are read where the lines are.)"""
+    every: set[str] | None = set()
+    warnings: set[str] | None = set()
     for signature in kb.signatures:
-        if not signature.match.claims_warnings:
-            continue
         for pattern in signature.match.patterns:
             words = regex_words(pattern)
-            if words is None:
-                return None
-            anchors |= {re.escape(word) for word in words.exact}
-            anchors |= {f"(?i:{re.escape(word)})" for word in words.folded}
-    return frozenset(anchors)
+            found = None if words is None else ({re.escape(word) for word in words.exact}
+                                                | {f"(?i:{re.escape(word)})" for word in words.folded})
+            every = None if every is None or found is None else every | found
+            if signature.match.claims_warnings:
+                warnings = None if warnings is None or found is None else warnings | found
+    return None if every is None else frozenset(every), None if warnings is None else frozenset(warnings)
 
 
 def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:

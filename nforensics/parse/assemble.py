@@ -25,7 +25,7 @@ from nforensics.parse.gates import (
     compiler_block_starts,
     daemon_head,
     environment_starts,
-    is_candidate,
+    CatalogueAnchors,
     is_quiet,
     maybe_traceback,
     maybe_untimed_compiler,
@@ -104,7 +104,7 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         block_open = (self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
                       or self.open_stack)  # a stack's next frame has no failure word of its own
         gated = number > self.ungated
-        if not block_open and (is_quiet(segment) or gated and not is_candidate(segment)):
+        if not block_open and (is_quiet(segment) or gated and not self.is_candidate(segment)):
             if self.context_left:
                 # Detail lines right under an error (`Exception PC: 0x...`) carry no failure word of their own.
                 self.context_left -= 1
@@ -314,13 +314,13 @@ def _untwinned(segment: str) -> str:
 
 
 def assemble(source: str, lines: Iterable[tuple[int, str]],
-             warning_anchors: Callable[[], frozenset[str] | None] | None = None) -> tuple[ParsedLog, list[SourceLine]]:
+             anchors: Callable[[], CatalogueAnchors] | None = None) -> tuple[ParsedLog, list[SourceLine]]:
     """Parse numbered lines into a ParsedLog plus the retained lines (for patterns and evidence); lines a
-    terminal hard-wrapped are joined first (nforensics/parse/rewrap.py). `warning_anchors` gives the
-    catalogue's anchors (KnowledgeBase.warning_anchors), asked for when a big log is first skipped in bulk:
-    there, a warning without any is passed over too."""
+    terminal hard-wrapped are joined first (nforensics/parse/rewrap.py). `anchors` gives the catalogue's
+    anchors (KnowledgeBase.anchors), asked for when the first line past the ungated head is gated: a line
+    a signature's pattern may read is let through, and in bulk a warning without one is passed over."""
     big = isinstance(lines, LogLines) and (lines.size or 0) >= BIG_FILE
-    assembler = _Assembler(source, BIG_FILE_UNGATED_LINES if big else UNGATED_LINES)
+    assembler = _Assembler(source, BIG_FILE_UNGATED_LINES if big else UNGATED_LINES, anchors)
     joined = Rejoined(lines)
     # A reader that can skip does so while the assembler is at rest: the lines it passes over are the ones
     # the gate would have let by (the finder is a superset of the gate), so the records are the same.
@@ -329,6 +329,6 @@ def assemble(source: str, lines: Iterable[tuple[int, str]],
     for number, raw in joined:
         assembler.feed(number, raw)
         if reader is not None and reader.number == number and assembler.at_rest():  # (not while reading ahead)
-            finder = finder or skip_finder(warning_anchors() if warning_anchors else None)
+            finder = finder or skip_finder(assembler.anchors())
             reader.skip_to(finder)
     return assembler.finish()

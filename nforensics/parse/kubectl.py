@@ -20,6 +20,7 @@ _HEALTHY_POD = frozenset({"Running", "Completed"})
 _DESCRIBED = compile_linear(r"^\s*Name:\s+neuron[\w.-]*\s*$")
 _SCHEDULED_NOWHERE = compile_linear(r"^\s*Desired Number of Nodes Scheduled:\s*0\s*$")
 DESCRIBE_SPAN = 30  # lines from a described daemonset's name to its counts
+KUBECTL_PATTERNS = (_DAEMONSET_ROW, _POD_ROW, _DESCRIBED, _SCHEDULED_NOWHERE)  # what the gates let by (gates.py)
 
 
 def not_ready(lines: Iterable[tuple[int, str]]) -> int | None:

@@ -4,7 +4,9 @@ the caps that keep its memory bounded whatever the size of the input."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
+from nforensics.parse.gates import CatalogueAnchors, candidate_test
 from nforensics.parse.normalise import unwrap
 from nforensics.parse.shapes import ProducerLine
 from nforensics.records import (
@@ -39,8 +41,11 @@ WAIT_REPEATS = 4  # a log that ends on the same "waiting for ..." line printed t
 class AssemblerState:
     """The state the assembler's readers share (nforensics/parse/assemble.py puts them together)."""
 
-    def __init__(self, source: str, ungated: int) -> None:
+    def __init__(self, source: str, ungated: int, anchors: Callable[[], CatalogueAnchors] | None = None) -> None:
         self.ungated = ungated  # the lines read whatever their words (UNGATED_LINES)
+        self._anchor_source = anchors  # the catalogue's anchors, asked for at the first gated line
+        self._anchors: CatalogueAnchors | None = None
+        self._candidate: Callable[[str], bool] | None = None
         self.log = ParsedLog.model_construct(source=source, environment=Environment.model_construct())
         self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
@@ -82,6 +87,18 @@ class AssemblerState:
         self.context_left = 0  # plain lines still kept after the last line that carried something
 
     # ------------------------------------------------------------------ bookkeeping
+
+    def anchors(self) -> CatalogueAnchors | None:
+        """The catalogue's anchors (None: parsing with no catalogue)."""
+        if self._anchor_source is not None:
+            self._anchors, self._anchor_source = self._anchor_source(), None
+        return self._anchors
+
+    def is_candidate(self, segment: str) -> bool:
+        """The gate past the ungated head (gates.candidate_test), built at its first use."""
+        if self._candidate is None:
+            self._candidate = candidate_test(self.anchors())
+        return self._candidate(segment)
 
     def _add(self, kind: list, record: object) -> None:
         if len(kind) < MAX_RECORDS:
