@@ -26,6 +26,7 @@ from nforensics.parse.gates import (
     daemon_head,
     environment_starts,
     CatalogueAnchors,
+    candidate_test,
     is_quiet,
     maybe_traceback,
     maybe_untimed_compiler,
@@ -104,7 +105,7 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         block_open = (self.open_diagnostic or self.open_ice or self.open_bir or self.open_traceback or self.in_cut_here
                       or self.open_stack)  # a stack's next frame has no failure word of its own
         gated = number > self.ungated
-        if not block_open and (is_quiet(segment) or gated and not self.is_candidate(segment)):
+        if not block_open and (is_quiet(segment) or gated and not self._is_candidate(segment)):
             if self.context_left:
                 # Detail lines right under an error (`Exception PC: 0x...`) carry no failure word of their own.
                 self.context_left -= 1
@@ -137,6 +138,12 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
             self._event(number, ProducerLine("framework", body, level=wrapper_level))
         if skeleton is not None and self._record_count() == before and len(self.uneventful) < MAX_SKELETONS:
             self.uneventful[skeleton] = number
+
+    def _is_candidate(self, segment: str) -> bool:
+        """The gate past the ungated head (gates.candidate_test with the catalogue's anchors), built at first use."""
+        if self.candidate is None:
+            self.candidate = candidate_test(self.anchors())
+        return self.candidate(segment)
 
     def at_rest(self) -> bool:
         """Past the ungated head with no block open and no context owed: the next lines reach a parser, or

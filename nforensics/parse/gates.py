@@ -11,6 +11,7 @@ failure words and the code shape gate. One RE2 scan a line tests them all.
 
 Checked on all 578 logs the project has (samples, corpora, held-out sets) with the gate on from the first line:
 the findings are those of reading every line. The list of 90 words kept by hand before lost five of them.
+Levelled chatter is passed over by words read off the readers the same way (is_quiet).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from nforensics.parse.grammars import parser, terminal_regex
 from nforensics.parse.kubectl import KUBECTL_PATTERNS
 from nforensics.parse.normalise import HTML_ENTITY, SPLIT_COLONS, WORD_MAKERS
 from nforensics.parse.literals import first_words, start_words
+from nforensics.parse.messages import LEVELLED_READS
 from nforensics.vocabulary import FAILURE_WORDS, PRINTED_CODE
 
 
@@ -50,26 +52,35 @@ _RECORD_RULES: dict[str, tuple[str, ...] | None] = {
 _MARK = re.compile(r"[^A-Za-z0-9]*")  # no letter or digit: a mark, not a word
 
 
+def _record_words(grammar: str, rules: tuple[str, ...] | None) -> list[Words]:
+    """The necessary words of each of these rules (None: every start rule), but of none that needs only a mark."""
+    found = []
+    for rule in rules or parser(grammar).options.start:
+        words = start_words(grammar, rule)
+        if words is not None and not any(_MARK.fullmatch(word) for word in words.exact | words.folded):
+            found.append(words)
+    return found
+
+
 @cache
 def candidate_words() -> Words:
     """The words one of which a line needs to reach a parser past the ungated head (see the module's doc)."""
     found = [regex_words(FAILURE_WORDS.pattern), *(regex_words(p.pattern) for p in KUBECTL_PATTERNS),
-             Words(exact=frozenset(compiler_block_starts() + environment_starts()) - {""})]
-    for grammar, rules in _RECORD_RULES.items():
-        for rule in rules or parser(grammar).options.start:
-            words = start_words(grammar, rule)
-            if words is not None and not any(_MARK.fullmatch(word) for word in words.exact | words.folded):
-                found.append(words)
+             Words(exact=frozenset(compiler_block_starts() + environment_starts()) - {""}),
+             *(words for grammar, rules in _RECORD_RULES.items() for words in _record_words(grammar, rules))]
     return union([words for words in found if words is not None])
+
+
+def _patterns(words: Words) -> tuple[str, ...]:
+    """Words as RE2 alternatives (the folded ones case-insensitive), with the printed-code shape."""
+    return (*(re.escape(word) for word in sorted(words.exact)),
+            f"(?i:{'|'.join(re.escape(word) for word in sorted(words.folded))})", PRINTED_CODE.pattern)
 
 
 def _candidate_patterns() -> tuple[str, ...]:
     """The candidate words, a printed code, and a shell's prompt: the command that started a run says how it
     was run (its flags are what hypotheses look for)."""
-    words = candidate_words()
-    return (*(re.escape(word) for word in sorted(words.exact)),
-            f"(?i:{'|'.join(re.escape(word) for word in sorted(words.folded))})", PRINTED_CODE.pattern,
-            re.escape(SHELL_PROMPT_MARK))
+    return (*_patterns(candidate_words()), re.escape(SHELL_PROMPT_MARK))
 
 
 @cache
@@ -95,19 +106,32 @@ def daemon_head() -> re.Pattern[str]:
     grammars/runtime.lark's own DAEMON_HEAD terminal so the dispatch cannot drift from the grammar."""
     return re.compile(rf"\[(?:{terminal_regex('runtime', 'DAEMON_HEAD')})\] ")
 
-# Levelled chatter (INFO/DEBUG/TRACE) is most of a big log; only these words make such a line matter.
+# Levelled chatter (INFO/DEBUG/TRACE) is most of a big log, and passed over from the first line on, unless it
+# holds something a reader takes from a line of any level: a failure word or printed code, a record the
+# messages grammar makes (an exit status, an NRT status, a version, a setting, an API call), a block's first
+# words (an ICE, a cut-here dump, an environment listing), or what the compile and pip trackers and the
+# compile-command reader look for (nforensics/parse/messages.py LEVELLED_READS). A runtime or compiler record
+# line at INFO is chatter: its grammar's words alone keep nothing.
 QUIET_HEAD = 72  # the characters of a line a level word must sit in for the line to be levelled chatter
 _QUIET_LEVELS = (" INFO ", " DEBUG ", " TRACE ", "[INFO]", "[DEBUG]", " INFO\t")
-_QUIET_BUT_KEEP = (
-    "exitcode", "cmd:", "ompiler version", "ail", "rror", "status", "cut here", "cut to here", "infodump",
-    "Total ", "uccessful", "Artifacts stored", "Diagnostic logs", "NEURON_", "XLA_", "--target", "ersion",
-    "Instance ID", "Nodename", "lags", "ompil", "retr", "illed", "imeout", "exit", "API:",
-)
+
+
+@cache
+def _kept_chatter_words() -> Words:
+    found = [regex_words(FAILURE_WORDS.pattern), *(regex_words(p.pattern) for p in LEVELLED_READS),
+             Words(exact=frozenset(compiler_block_starts() + environment_starts()) - {""}),
+             *_record_words("messages", None), *_record_words("runtime", ("cut_here", "cut_to_here"))]
+    return union([words for words in found if words is not None])
+
+
+@cache
+def _kept_chatter() -> Callable[[str], object]:
+    return compile_linear("|".join(_patterns(_kept_chatter_words()))).search
 
 
 def is_quiet(segment: str) -> bool:
     head = segment[:QUIET_HEAD]
-    return any(level in head for level in _QUIET_LEVELS) and not any(word in segment for word in _QUIET_BUT_KEEP)
+    return any(level in head for level in _QUIET_LEVELS) and _kept_chatter()(segment) is None
 
 
 # In bulk, past the ungated head of a big log, a warning is chatter too unless it holds something a finding
@@ -141,8 +165,8 @@ def skip_finder(anchors: CatalogueAnchors | None = None) -> LineFinder:
     else:
         found = (*found, *map(re.escape, _WARNING_LEVELS))
     return LineFinder(makers, found,
-                      quiet=quiet, head=QUIET_HEAD, unless=(*_QUIET_BUT_KEEP, *makers, *several),
-                      unless_patterns=keep_patterns)
+                      quiet=quiet, head=QUIET_HEAD, unless=(*makers, *several),
+                      unless_patterns=(*_patterns(_kept_chatter_words()), *keep_patterns))
 
 
 # Dispatch, not shapes: plain lines (no timestamp) reach these grammars' alternatives only when they start

@@ -53,6 +53,9 @@ Shape = TypeVar("Shape")
 _PIP_FETCH = re.compile(r"^\s*(?:Downloading|Using cached) \S*?([A-Za-z0-9_.]+)-(\d[\w.%+!]*)-(?:cp|py)\w*-")
 RESOLVER_VERSIONS = 3  # releases of one package fetched in one install: the resolver is backtracking
 _RESOLVER_WORDS = ("Downloading", "Using cached", "pip is looking", "Successfully installed")  # what it reads
+# What these readers look for in a line of any level (gates.py keeps levelled chatter that holds one).
+LEVELLED_READS = (_COMPILE_START, COMPILE_END, _PIP_FETCH, _ARGV_LIST, _COMMAND_TEXT, _COMPILER_ARGS, _TARGET_FLAG,
+                  *(re.compile(re.escape(word)) for word in _RESOLVER_WORDS))
 
 
 def _find(start: str, shape: type[Shape], text: str) -> Shape | None:

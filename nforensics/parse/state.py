@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from nforensics.parse.gates import CatalogueAnchors, candidate_test
 from nforensics.parse.normalise import unwrap
 from nforensics.parse.shapes import ProducerLine
 from nforensics.records import (
@@ -20,6 +20,9 @@ from nforensics.records import (
     SourceLine,
     StackTrace,
 )
+
+if TYPE_CHECKING:
+    from nforensics.parse.gates import CatalogueAnchors
 
 MAX_RECORDS = 2000  # per record kind; a huge log of repeated errors keeps the first ones
 MAX_RETAINED = 20000  # lines kept for evidence and pattern matching
@@ -45,7 +48,7 @@ class AssemblerState:
         self.ungated = ungated  # the lines read whatever their words (UNGATED_LINES)
         self._anchor_source = anchors  # the catalogue's anchors, asked for at the first gated line
         self._anchors: CatalogueAnchors | None = None
-        self._candidate: Callable[[str], bool] | None = None
+        self.candidate: Callable[[str], bool] | None = None  # gates.candidate_test for them, built at first use
         self.log = ParsedLog.model_construct(source=source, environment=Environment.model_construct())
         self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
@@ -93,12 +96,6 @@ class AssemblerState:
         if self._anchor_source is not None:
             self._anchors, self._anchor_source = self._anchor_source(), None
         return self._anchors
-
-    def is_candidate(self, segment: str) -> bool:
-        """The gate past the ungated head (gates.candidate_test), built at its first use."""
-        if self._candidate is None:
-            self._candidate = candidate_test(self.anchors())
-        return self._candidate(segment)
 
     def _add(self, kind: list, record: object) -> None:
         if len(kind) < MAX_RECORDS:
