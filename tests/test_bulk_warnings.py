@@ -13,7 +13,9 @@ from nforensics.ingest import read_lines
 from nforensics.knowledge import load_kb
 from nforensics.knowledge.matcher import catalogue_anchors
 from nforensics.linear_regex.lines import LineFinder
-from nforensics.parse.gates import CatalogueAnchors, candidate_test, skip_finder
+from nforensics.parse.gates import CatalogueAnchors, candidate_test, is_quiet, skip_finder
+from nforensics.parse.grammars import parser
+from nforensics.parse.literals import start_words
 from nforensics.pipeline import analyze_lines
 
 assembler = importlib.import_module("nforensics.parse.assemble")
@@ -160,3 +162,28 @@ def test_a_big_file_reads_a_shorter_head_whatever_its_words(tmp_path, monkeypatc
     assert 301 in kept()
     monkeypatch.setattr(assembler, "BIG_FILE", path.stat().st_size)
     assert 301 not in kept()
+
+
+MESSAGE_RULES = sorted(parser("messages").options.start)
+
+
+@pytest.mark.parametrize("rule", MESSAGE_RULES)
+def test_a_word_a_record_rule_needs_lets_its_line_through(rule):
+    """The gate is read off the grammars: any one of a record rule's necessary words lets a line through
+    (a rule needing only a mark, the coded diagnostic's `[`, is gated by its code's shape instead)."""
+    words = start_words("messages", rule)
+    assert words is not None
+    if any(not any(c.isalnum() for c in word) for word in words.exact | words.folded):
+        assert rule == "diagnostic"
+        return
+    for word in sorted(words.exact | words.folded):
+        assert candidate_test(None)(f"zz {word} zz"), word
+        assert not is_quiet(f"2026-03-02 18:20:25 INFO zz {word} zz"), word
+
+
+def test_chatter_with_no_word_of_any_reader_is_gated_out():
+    line = "2026-03-02 18:20:25,940 - train - step 1 loss 3.35 lr 0.0001 grad_norm 1.4 throughput 237.5 seq/s"
+    assert not candidate_test(CatalogueAnchors(*KB.anchors))(line)
+    assert is_quiet("2026-03-02T18:20:35Z INFO 48240 [sg0000/Tensorizer/Simplifier]: Simplifier finished after 1.5 s")
+    assert not is_quiet("2026-03-02T18:20:35Z INFO 48240 [root]: Subcommand returned with exitcode=70")
+    assert not is_quiet("2026-03-02 18:20:35 INFO Compiling model with neuronx-cc")  # a compile opens: the tracker's
