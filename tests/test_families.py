@@ -199,6 +199,12 @@ def test_a_compile_that_ended_is_not_a_hang(ending):
     assert "process-hang" not in [f.family for f in analyze_text(WALRUS_PROGRESS + ending).findings]
 
 
+def test_a_compiler_pass_named_in_its_progress_does_not_end_the_compile():
+    # "Compiler status PASS" ends a compile; a pass the compiler is running does not.
+    running = "09/11/2024 09:19:00 AM DEBUG [WalrusDriver.0]: running pass 7 of 12 (coloring_allocator)\n"
+    assert analyze_text(WALRUS_PROGRESS + running).findings[0].family == "process-hang"
+
+
 COMPILE_ROUND = ("2025-01-13 18:03:31.000153:  73  INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: neuronx-cc compile "
                  "--framework=XLA /tmp/w/model.MODULE_1+e30acd3a.hlo_module.pb --target=trn1\n.\nCompiler status PASS\n")
 

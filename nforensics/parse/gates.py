@@ -4,8 +4,9 @@ A big log is mostly chatter. Past its ungated head, a line that holds no candida
 the parsers keep, so it is only counted; the first characters of a line pick the grammars that can own it.
 Both are read off the parsers, not kept by hand: the words a plain line must start with, and the candidate
 words. Those are the necessary words (nforensics/parse/literals.py) of every rule that makes a record of a line
-or opens a block, the vocabulary's failure words and printed-code shape, and the words the knowledge base's
-patterns need (its anchors, handed in by the pipeline). A rule whose necessary words include a mere mark (the
+or opens a block, the vocabulary's failure words and printed-code shape, what the compile, pip and
+compile-command readers look for, and the words the knowledge base's patterns need (its anchors, handed in
+by the pipeline). A rule whose necessary words include a mere mark (the
 coded diagnostic's `[`) is a line shape, not a word: a line of that shape matters for what it says, which the
 failure words and the code shape gate. One RE2 scan a line tests them all.
 
@@ -65,8 +66,7 @@ def _record_words(grammar: str, rules: tuple[str, ...] | None) -> list[Words]:
 @cache
 def candidate_words() -> Words:
     """The words one of which a line needs to reach a parser past the ungated head (see the module's doc)."""
-    found = [regex_words(FAILURE_WORDS.pattern), *(regex_words(p.pattern) for p in KUBECTL_PATTERNS),
-             Words(exact=frozenset(compiler_block_starts() + environment_starts()) - {""}),
+    found = [_kept_chatter_words(), *(regex_words(p.pattern) for p in KUBECTL_PATTERNS),
              *(words for grammar, rules in _RECORD_RULES.items() for words in _record_words(grammar, rules))]
     return union([words for words in found if words is not None])
 

@@ -43,7 +43,7 @@ _KEEP_LEVELS = {"ERROR", "FATAL", "CRITICAL", "USER", "WARNING", "WARN", "E", "F
 _COMPILE_START = re.compile(r"(?i)\b(?:compiling\b|compilation (?:started|in progress)|start(?:ing)? compil)"
                             r"|\(pre-compilation\)|(?P<command>\bneuronx?-cc\s+compile\b)")
 COMPILE_END = re.compile(r"(?i)compiler status|compil\w* (?:successful|succeeded|finished|complete|done|failed)|"
-                          r"successfully compiled|compile(?:d)? (?:time|in)\b|command returned|fail|error|\bPASS\b|"
+                          r"successfully compiled|compile(?:d)? (?:time|in)\b|command returned|fail|error|(?-i:\bPASS\b)|"
                           r"returning a CPU trace")
 
 Shape = TypeVar("Shape")
