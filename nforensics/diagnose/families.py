@@ -21,6 +21,7 @@ from nforensics.knowledge.family_schema import Detect, Family
 from nforensics.knowledge.vocabulary import named
 from nforensics.linear_regex import SearchSet, compile_linear
 from nforensics.masking import mask, mask_ids
+from nforensics.parse.gates import QUIET_HEAD
 from nforensics.parse.kubectl import not_ready
 from nforensics.parse.normalise import unwrap
 from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
@@ -35,6 +36,7 @@ SELECTOR_CONFIDENCE = {
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
 INFORMATION_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
+_INFORMATION_HEAD = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b")
 UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
 NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`, a code) a rule's words may be
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
@@ -107,8 +109,9 @@ class FamilyFacts:
         # The compiler's information lines are its progress, whatever their words: "INFO [job.HLOToTensorizer.0]:
         # Executing: hlo2penguin ... --verbose=error" names a verbosity, not an error. (torch-neuron's
         # `INFO:Neuron:PyTorch to TF conversion failed ...` is a failure: a framework's INFO may say one.)
-        advice |= log.with_repeats({e.line for e in log.events
-                                    if e.producer == "compiler" and (e.level or "").upper() in INFORMATION_LEVELS})
+        # (By the line's own head too: a notebook's stream holds every piece of output under one line number.)
+        progress = log.with_repeats({e.line for e in log.events
+                                     if e.producer == "compiler" and (e.level or "").upper() in INFORMATION_LEVELS})
         # Words are read in the producer's own text: a wrapper's prefix (vLLM's `ERROR 07-02 ... [core.py:586]`
         # on every line of a traceback it relays) is no word of the failure.
         # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)
@@ -116,6 +119,7 @@ class FamilyFacts:
         raised = {t.end_line for t in log.tracebacks if t.exception}
         self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
                               if line.line not in source and line.line not in advice
+                              and not (line.line in progress and _INFORMATION_HEAD.search(line.text, 0, QUIET_HEAD))
                               and (line.line in error_level or line.line in raised or reads_as_failure(line.text))]
         # A coded message that wrapped onto the lines below is one message, read whole (after its lines).
         self.wrapped_messages = [(d.line, d.end_line, mask_ids(f"[{d.code}] {d.message}"))
