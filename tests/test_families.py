@@ -1628,9 +1628,9 @@ def test_the_compilers_progress_lines_are_no_failure_whatever_their_words():
 def test_in_a_notebook_stream_the_compilers_error_beside_its_progress_is_still_read():
     # A saved notebook holds every line of the output under one line number: the progress line is skipped by
     # its own head, not by the number it shares with the error.
-    lines = ["2024-10-28T17:41:12Z INFO 9958 [root/Tensorizer/Tensorizer]: Tensorizer finished after 4417.380 seconds\n",
-             "2024-10-28T17:46:40Z ERROR 9958 [WalrusDriver]: The number of instructions generated (11843392) exceeds "
-             "the maximum allowed per NEFF (5000000).\n"]
+    lines = ["2024-10-28T17:46:40Z ERROR 9958 [WalrusDriver]: The number of instructions generated (11843392) exceeds "
+             "the maximum allowed per NEFF (5000000).\n",
+             "2024-10-28T17:46:40Z INFO 9958 [root]: Subcommand returned with an error\n"]
     cell = json.dumps({"name": "stderr", "output_type": "stream", "text": lines}) + "\n"
     assert analyze_text(cell).findings[0].family == "compiler-resource-limit"
 
