@@ -162,6 +162,10 @@ CASES = [
     ("messages", "nrt_status", "Inference completed with err: 1006", StatusMention(1006, "NRT_EXEC_OOB")),
     ("messages", "nrt_status", 'nrt_load status=4, error message="x"', StatusMention(4, "NRT_RESOURCE", "nrt_load")),
     ("messages", "nrt_status", "load failed with status 1006", StatusMention(1006, "NRT_EXEC_OOB")),
+    # tensorflow-neuron on inf1 prints the runtime daemon's number: NRT's name only where the numberings agree
+    ("messages", "nrt_status", 'nrt::infer_wait failed with grpc status code 0; nrt status code 4, details ""',
+     StatusMention(4, "NRT_RESOURCE")),
+    ("messages", "nrt_status", 'shard error code 13; nrt status code 7, details ""', StatusMention(7, None)),
     ("messages", "nrt_status", 'nrt::infer_wait failed with grpc status code 0; nrt status code 1004, details ""',
      StatusMention(1004, "NRT_EXEC_COMPLETED_WITH_ERR")),
     ("messages", "nrt_status", "Failure: NRT_EXEC_OOB in nrt_execute()", StatusMention(1006, "NRT_EXEC_OOB", "nrt_execute")),

@@ -107,8 +107,9 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         gated = number > self.ungated
         if not block_open and (is_quiet(segment) or gated and not self._is_candidate(segment)):
             if self.context_left:
-                # Detail lines right under an error (`Exception PC: 0x...`) carry no failure word of their own.
-                self.context_left -= 1
+                # Detail lines right under an error (`Exception PC: 0x...`) carry no failure word of their own;
+                # an indented run of them (the runtime's `\t* dma rings: 28.000MB` breakdown) goes on as one.
+                self.context_left -= not segment[:1].isspace()
                 self._remember_recent(number, raw)
             return
         skeleton = DIGITS.sub("", segment) if not block_open else None

@@ -9,7 +9,7 @@ import re
 from lark import Token, Transformer
 
 from nforensics.linear_regex import compile_linear
-from nforensics.parse.nrt_status import legacy_status, status_name, status_number
+from nforensics.parse.nrt_status import legacy_number_name, legacy_status, status_name, status_number
 from nforensics.parse.shapes import (
     ApiTrace,
     CodedMessage,
@@ -109,6 +109,12 @@ class MessageShapes(Transformer):
     def with_status(self, parts: Parts) -> StatusMention:
         [number] = parts
         return _numbered(number)
+
+    def daemon_number(self, parts: Parts) -> StatusMention:
+        """tensorflow-neuron's `nrt status code N` (inf1, the runtime daemon's): its numbers name NRT's
+        statuses only where the two agree (legacy_status)."""
+        [number] = parts
+        return StatusMention(int(number), legacy_number_name(int(number)))
 
     def status_message(self, parts: Parts) -> StatusMention:
         [number] = parts

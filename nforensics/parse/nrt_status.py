@@ -19,9 +19,10 @@ _BY_NAME = {name: number for number, name in NRT_STATUS.items()}
 # The inf1 daemon (neuron-rtd) printed its own names, `NRTD response code 'NERR_RESOURCE' (4)`. Its numbers are
 # NRT's through NERR_HW_ERROR (6) and part ways after: `'NERR_RESOURCE_NC' (7)` is "insufficient NCs", where NRT's
 # 7 is NRT_QUEUE_FULL. So a legacy name is read by its NRT namesake (same suffix), else by this table, and by
-# its number only up to LAST_SHARED_NUMBER.
+# its number only where the numberings agree (legacy_number_name).
 LEGACY_NAMES = {"NERR_FAIL": "NRT_FAILURE", "NERR_RESOURCE_NC": "NRT_LOAD_NOT_ENOUGH_NC"}
 LAST_SHARED_NUMBER = 6
+FIRST_EXECUTION_STATUS = 1000
 
 
 def status_name(number: int | None) -> str | None:
@@ -32,11 +33,16 @@ def status_number(name: str | None) -> int | None:
     return _BY_NAME.get(name) if name else None
 
 
+def legacy_number_name(number: int) -> str | None:
+    """The NRT status a pre-2.x daemon's number stands for, where the two numberings agree: the general
+    statuses through 6, and the execution statuses from FIRST_EXECUTION_STATUS (the daemon's `infer_wait`
+    reported a failed execution as 1004, aws-neuron-sdk#429)."""
+    return NRT_STATUS.get(number) if 0 <= number <= LAST_SHARED_NUMBER or number >= FIRST_EXECUTION_STATUS else None
+
+
 def legacy_status(name: str, number: int | None) -> str:
     """The NRT status a pre-2.x daemon name (`NERR_RESOURCE`) stands for, else the name as printed."""
     modern = LEGACY_NAMES.get(name, "NRT_" + name.removeprefix("NERR_"))
     if modern in _BY_NAME:
         return modern
-    if number is not None and 0 <= number <= LAST_SHARED_NUMBER:
-        return NRT_STATUS[number]
-    return name
+    return (legacy_number_name(number) if number is not None else None) or name
