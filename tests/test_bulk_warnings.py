@@ -186,3 +186,20 @@ def test_chatter_with_no_word_of_any_reader_is_gated_out():
     assert is_quiet("2026-03-02T18:20:35Z INFO 48240 [sg0000/Tensorizer/Simplifier]: Simplifier finished after 1.5 s")
     assert not is_quiet("2026-03-02T18:20:35Z INFO 48240 [root]: Subcommand returned with exitcode=70")
     assert not is_quiet("2026-03-02 18:20:35 INFO Compiling model with neuronx-cc")  # a compile opens: the tracker's
+
+
+def test_a_block_that_could_start_anywhere_opens_the_gate(monkeypatch):
+    """Where the grammars cannot say which words a block's lines start with, the gate lets every line by
+    rather than guess (a grammar change must not make it skip lines silently)."""
+    import nforensics.parse.gates as gates
+
+    monkeypatch.setattr(gates, "compiler_block_starts", lambda: ("",))
+    for cached in (gates._shapes, gates.candidate_test, gates._kept_chatter):
+        cached.cache_clear()
+    try:
+        assert gates.candidate_test(None)("2026-03-02 18:20:25,940 - train - step 1 loss 3.35")
+    finally:
+        monkeypatch.undo()
+        for cached in (gates._shapes, gates.candidate_test, gates._kept_chatter):
+            cached.cache_clear()
+    assert not gates.candidate_test(None)("2026-03-02 18:20:25,940 - train - step 1 loss 3.35")

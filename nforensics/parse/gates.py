@@ -45,7 +45,8 @@ class CatalogueAnchors(NamedTuple):
 
 # The rules that make a record of a line or open a block, by grammar (None: every start rule). The other
 # start alternatives are a record's following lines (frames under a traceback's header, an ICE's fields),
-# read while their block is open whatever their words.
+# read while their block is open whatever their words; a native frame, which opens a stack, goes by its
+# pattern (_shapes).
 _RECORD_RULES: dict[str, tuple[str, ...] | None] = {
     "messages": None,  # codes, statuses, exits, outcomes, versions, settings, instance types, API calls
     # (An exception line goes by its name's own terminal, below: the rule's words, "Iteration", "Exit" and
@@ -76,7 +77,7 @@ def candidate_words() -> Words:
 
 def _patterns(words: Words) -> tuple[str, ...]:
     """Words as RE2 alternatives (the folded ones case-insensitive), with the patterns the words of some
-    readers would be too loose for (_SHAPES)."""
+    readers would be too loose for (_shapes)."""
     folded = [f"(?i:{'|'.join(re.escape(word) for word in sorted(words.folded))})"] if words.folded else []
     return (*(re.escape(word) for word in sorted(words.exact)), *folded, *_shapes())
 
@@ -87,9 +88,11 @@ def _shapes() -> tuple[str, ...]:
     by: the vocabulary's failure words (its necessary words include "time", "found" and "support"), a
     printed code, an exception's name (traceback.lark's EXC_NAME: `StopIteration`, not "Iteration"), a
     native frame and the ICE border (their only words are marks: `#3 0x7f...`, `*****`), and the words compiler
-    blocks and environment listings start with, where a word starts ("FI_" settings, not "FINISHED")."""
-    starts = frozenset(compiler_block_starts() + environment_starts()) - {""}
-    return (FAILURE_WORDS.pattern, PRINTED_CODE.pattern, terminal_regex("traceback", "EXC_NAME"),
+    blocks and environment listings start with, where a word starts ("FI_" settings, not "FINISHED"). Where
+    some block could start anywhere (first_words found no word), every line is let through."""
+    starts = frozenset(compiler_block_starts() + environment_starts())
+    anywhere = (r"[^\n]",) if "" in starts else ()
+    return (*anywhere,FAILURE_WORDS.pattern, PRINTED_CODE.pattern, terminal_regex("traceback", "EXC_NAME"),
             rf"(?:{terminal_regex('traceback', 'NATIVE_INDEX')})[ \t]+\S",
             terminal_regex("compiler", "STARS").replace(r"\s*", ""),  # (a scan of many lines: no newline matched)
             *(rf"(?m:^|[^\w\n]){re.escape(word)}" for word in sorted(starts) if not _MARK.fullmatch(word)))
@@ -109,7 +112,7 @@ def _alternation(patterns: list[str] | tuple[str, ...]) -> str:
 @cache
 def candidate_test(anchors: CatalogueAnchors | None = None) -> Callable[[str], bool]:
     """Whether a line may reach a parser or a signature's pattern past the ungated head: one RE2 scan of it
-    for a candidate word, a printed code or one of the catalogue's anchors (under a microsecond a line)."""
+    for a candidate word, a printed code or one of the catalogue's anchors (about a microsecond a line)."""
     if anchors is not None and anchors.lines is None:
         return lambda segment: True
     caught = sorted(anchors.lines) if anchors is not None and anchors.lines is not None else []
