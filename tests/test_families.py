@@ -1640,3 +1640,16 @@ def test_a_frameworks_information_line_may_still_say_what_failed():
     log = ("INFO:Neuron:PyTorch to TF conversion failed to resolve function on aten::avg_pool2d with inputs [2, 2]\n"
            "WARNING:Neuron:torch.neuron.trace failed on _NeuronGraph$12; falling back to native python function call\n")
     assert [f.family for f in analyze_text(log).findings] == ["framework-unsupported-op"]
+
+
+@pytest.mark.parametrize("line", [
+    "2023-08-02 11:20:10.000100: INFO ||PARALLEL||: worker 3 exited with exit code 137",  # at INFO: still read
+    "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137",
+])
+def test_an_exit_code_of_128_plus_sigkill_is_a_kill(line):
+    assert analyze_text(line + "\n").findings[0].family == "host-oom-kill"
+
+
+def test_an_ordinary_exit_code_is_no_kill():
+    families = [f.family for f in analyze_text("2023-08-02 11:20:10.000100: INFO ||PARALLEL||: worker 3 exited with exit code 1\n").findings]
+    assert "host-oom-kill" not in families

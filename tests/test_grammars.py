@@ -152,6 +152,9 @@ CASES = [
     ("messages", "outcome", "^Csignal: interrupt", "interrupted", {("INTERRUPTED", "^C")}),
     ("messages", "outcome", "Shard process was signaled to shutdown with signal 9 rank=0", "signalled",
      {("SIGNALLED", "signaled to shutdown with signal 9")}),
+    # a shell's, container's or pool's exit code of 128 + the signal
+    ("messages", "outcome", "INFO ||PARALLEL||: worker 3 exited with exit code 137", "signalled",
+     {("SIGNALLED", "exited with exit code 137")}),
     ("messages", "nrt_status", "err: 1006 (NRT_EXEC_OOB)", "nrt_status", {("TEXT", " (NRT_EXEC_OOB)")}),
     ("messages", "nrt_status", "Inference completed with err: 1006", "err_number", {("INT", "1006")}),
     ("messages", "nrt_status", 'nrt_load status=1, error message="x"', "api_status", {("API", "nrt_load")}),
@@ -287,6 +290,8 @@ NEAR_MISSES = [
     ("messages", "outcome", "the process handles signal 9 by flushing its logs", "signalled"),  # not ended by it
     ("messages", "outcome", "the handler for an interrupt by the timer fired", "interrupted"),  # not a user's interrupt
     ("messages", "outcome", "Process 4242 got signal: 150 updates from its peers", "interrupted"),  # a count, not SIGTERM
+    ("messages", "outcome", "Process finished with exit code 1370", "signalled"),  # not 128 + a signal
+    ("messages", "outcome", "Process finished with exit code 1", "signalled"),  # a failure, not a signal
     ("messages", "api_call", "nrt_load API: in progress", "api_call"),
     ("messages", "env_setting", "set XLA_USE_BF16 to 1", "env_setting"),
     ("messages", "instance_type", "on a trn1 host", "instance_type"),

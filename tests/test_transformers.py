@@ -182,6 +182,8 @@ CASES = [
      ProcessEnd("killed", 9, "neuronx-cc")),
     ("messages", "outcome", "Out of memory: Killed process 4242 (neuronx-cc)", ProcessEnd("killed", 9, "neuronx-cc")),
     ("messages", "outcome", "Segmentation fault (core dumped)", ProcessEnd("segfault", 11)),
+    ("messages", "outcome", "Last State: Terminated Reason: OOMKilled Exit Code: 137", ProcessEnd("killed", 9)),
+    ("messages", "outcome", "container exited with code 139", ProcessEnd("segfault", 11)),
     ("messages", "outcome", "Aborted (core dumped) python", ProcessEnd("abort", 6)),
     ("messages", "outcome", "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down",
      ProcessEnd("interrupted", 15)),

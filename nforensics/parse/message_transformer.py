@@ -26,6 +26,7 @@ from nforensics.records import OutcomeKind
 _PARENTHESISED_NUMBER = re.compile(r"^'?\s*\((\d{1,19})\)")  # `'NERR_RESOURCE' (4)`: the number after a name
 _UNPREFIXED_SCHEME = re.compile(r"^[EIW][A-Z]{3,4}\d{3}$")
 _SIGNAL = re.compile(r"(?<![\w])(?:SIG)?(KILL|SEGV|ABRT|9|11|6)\b")  # the first signal a line names
+_EXIT_CODE_OF_SIGNAL = re.compile(r"(?i:code):? ?(137|139|134)(?!\d)")
 _PROCESS_NAME = compile_linear(r"\(([^)\s]+)\)")  # RE2: linear on `x(x(x(...`
 # How a process ended -> (outcome kind, the signal that ends it that way)
 _ENDINGS: dict[str, tuple[OutcomeKind, int]] = {
@@ -156,6 +157,8 @@ class MessageShapes(Transformer):
 
     def signalled(self, parts: Parts) -> str:
         [said] = parts  # `killed by signal 9`, `terminated by signal SIGKILL`, torchrun's `(exitcode: -9)`
+        if code := _EXIT_CODE_OF_SIGNAL.search(said):  # `exit code 137`: 128 + the signal
+            return {"137": "signal kill", "139": "segfault"}.get(code.group(1), "abort")
         number = _SIGNAL.search(said)
         return {"9": "signal kill", "KILL": "signal kill", "11": "segfault", "SEGV": "segfault"}.get(
             number.group(1) if number else "", "abort")
