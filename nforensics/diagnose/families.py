@@ -21,7 +21,7 @@ from nforensics.knowledge.family_schema import Detect, Family
 from nforensics.knowledge.vocabulary import named
 from nforensics.linear_regex import SearchSet, compile_linear
 from nforensics.masking import mask, mask_ids
-from nforensics.parse.gates import QUIET_HEAD
+from nforensics.parse.gates import is_levelled_chatter
 from nforensics.parse.kubectl import not_ready
 from nforensics.parse.normalise import unwrap
 from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
@@ -36,7 +36,6 @@ SELECTOR_CONFIDENCE = {
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
 INFORMATION_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
-_INFORMATION_HEAD = re.compile(r"\b(?:INFO|DEBUG|TRACE)\b")
 UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
 NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`, a code) a rule's words may be
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
@@ -119,7 +118,7 @@ class FamilyFacts:
         raised = {t.end_line for t in log.tracebacks if t.exception}
         self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
                               if line.line not in source and line.line not in advice
-                              and not (line.line in progress and _INFORMATION_HEAD.search(line.text, 0, QUIET_HEAD))
+                              and not (line.line in progress and is_levelled_chatter(line.text))
                               and (line.line in error_level or line.line in raised or reads_as_failure(line.text))]
         # A coded message that wrapped onto the lines below is one message, read whole (after its lines).
         self.wrapped_messages = [(d.line, d.end_line, mask_ids(f"[{d.code}] {d.message}"))

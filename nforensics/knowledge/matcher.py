@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nforensics.knowledge import KnowledgeBase, compiled, table
@@ -79,17 +80,11 @@ def catalogue_anchors(kb: KnowledgeBase) -> tuple[frozenset[str] | None, frozens
     reads them). None where some pattern needs no word. (Families and message templates read only lines that
     read as a failure: their words are failure words already. A hypothesis's evidence and the fields read from
     the input are not: they say more of a finding, and are read where the lines are.)"""
-    every: set[str] | None = set()
-    warnings: set[str] | None = set()
-    for signature in kb.signatures:
-        for pattern in signature.match.patterns:
-            words = regex_words(pattern)
-            found = None if words is None else ({re.escape(word) for word in words.exact}
-                                                | {f"(?i:{re.escape(word)})" for word in words.folded})
-            every = None if every is None or found is None else every | found
-            if signature.match.claims_warnings:
-                warnings = None if warnings is None or found is None else warnings | found
-    return None if every is None else frozenset(every), None if warnings is None else frozenset(warnings)
+    def needed(signatures: Iterable[Signature]) -> frozenset[str] | None:
+        words = [regex_words(pattern) for signature in signatures for pattern in signature.match.patterns]
+        return None if None in words else frozenset(p for w in words if w is not None for p in w.patterns())
+
+    return needed(kb.signatures), needed(s for s in kb.signatures if s.match.claims_warnings)
 
 
 def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:

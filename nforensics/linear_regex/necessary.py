@@ -5,6 +5,8 @@ log's warnings are kept by, nforensics/knowledge/matcher.py warning_anchors)."""
 
 from __future__ import annotations
 
+import re
+
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +31,11 @@ class Words:
         """Shorter words and more of them let more lines through: the longest shortest word wins, then fewer."""
         every = self.exact | self.folded
         return (min(map(len, every)), -len(every))
+
+    def patterns(self) -> tuple[str, ...]:
+        """The words as RE2 patterns: each exact word escaped, the folded ones as one case-insensitive group."""
+        folded = "|".join(re.escape(word) for word in sorted(self.folded))
+        return (*(re.escape(word) for word in sorted(self.exact)), *([f"(?i:{folded})"] if folded else []))
 
     def found_in(self, text: str) -> bool:
         return any(word in text for word in self.exact) or (

@@ -78,8 +78,7 @@ def candidate_words() -> Words:
 def _patterns(words: Words) -> tuple[str, ...]:
     """Words as RE2 alternatives (the folded ones case-insensitive), with the patterns the words of some
     readers would be too loose for (_shapes)."""
-    folded = [f"(?i:{'|'.join(re.escape(word) for word in sorted(words.folded))})"] if words.folded else []
-    return (*(re.escape(word) for word in sorted(words.exact)), *folded, *_shapes())
+    return (*words.patterns(), *_shapes())
 
 
 @cache
@@ -154,9 +153,14 @@ def _kept_chatter() -> Callable[[str], object]:
     return compile_linear(_alternation(_patterns(_kept_chatter_words()))).search
 
 
-def is_quiet(segment: str) -> bool:
+def is_levelled_chatter(segment: str) -> bool:
+    """The line's head holds an INFO, DEBUG or TRACE level: chatter by its level, whatever it says."""
     head = segment[:QUIET_HEAD]
-    return any(level in head for level in _QUIET_LEVELS) and _kept_chatter()(segment) is None
+    return any(level in head for level in _QUIET_LEVELS)
+
+
+def is_quiet(segment: str) -> bool:
+    return is_levelled_chatter(segment) and _kept_chatter()(segment) is None
 
 
 # In bulk, past the ungated head of a big log, a warning is chatter too unless it holds something a finding

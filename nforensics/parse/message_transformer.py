@@ -158,10 +158,10 @@ class MessageShapes(Transformer):
     def signalled(self, parts: Parts) -> str:
         [said] = parts  # `killed by signal 9`, `terminated by signal SIGKILL`, torchrun's `(exitcode: -9)`
         if code := _EXIT_CODE_OF_SIGNAL.search(said):  # `exit code 137`: 128 + the signal
-            return {"137": "signal kill", "139": "segfault"}.get(code.group(1), "abort")
-        number = _SIGNAL.search(said)
-        return {"9": "signal kill", "KILL": "signal kill", "11": "segfault", "SEGV": "segfault"}.get(
-            number.group(1) if number else "", "abort")
+            signal = str(int(code.group(1)) - 128)
+        else:
+            signal = number.group(1) if (number := _SIGNAL.search(said)) else ""
+        return {"9": "signal kill", "KILL": "signal kill", "11": "segfault", "SEGV": "segfault"}.get(signal, "abort")
 
     def api_call(self, parts: Parts) -> ApiTrace:
         api, phase, _rest = parts
