@@ -45,6 +45,11 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+# As installed: pip writes every module's bytecode, so the runs may too (the warm-up writes it). With
+# PYTHONDONTWRITEBYTECODE set, each recently edited module would be compiled from source on every run.
+_INSTALLED = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _seconds(argv: list[str], terminal: bool = False, env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall, CPU) seconds of one run; with `terminal` its stdout is a pseudo-terminal, drained as a terminal
     would. CPU time is printed too: on a busy machine it moves less than wall time."""
@@ -53,7 +58,7 @@ def _seconds(argv: list[str], terminal: bool = False, env: dict[str, str] | None
     if terminal:
         drain.start()
     cpu, start = _cpu(), time.perf_counter()
-    subprocess.run(argv, stdout=writer, stderr=subprocess.DEVNULL, cwd=REPO, env=env)
+    subprocess.run(argv, stdout=writer, stderr=subprocess.DEVNULL, cwd=REPO, env=env or _INSTALLED)
     elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
     if terminal:
         os.close(writer)
@@ -74,7 +79,7 @@ def _drain(fd: int) -> None:
 def _first_run(argv: list[str]) -> tuple[float, float]:
     """A run with an empty cache folder, as the first one after installing."""
     with tempfile.TemporaryDirectory() as cache:
-        return _seconds(argv, env={**os.environ, "NFORENSICS_CACHE_DIR": cache})
+        return _seconds(argv, env={**_INSTALLED, "NFORENSICS_CACHE_DIR": cache})
 
 
 def main() -> int:
