@@ -73,6 +73,28 @@ def test_kb_pack_is_listed_printed_and_diagnosed(tmp_path):
     assert (finding["signature"], finding["fields"], finding["generic"]) == ("team-widget-overflow", {"slot": 17}, False)
 
 
+def test_a_pack_template_edited_between_runs_is_matched_as_edited(tmp_path):
+    # Which templates a line's words may reach is kept in the disk cache; an edited template must not be
+    # matched through the index of the one it replaced (the same cache folder, the same pack file).
+    def pack_with(template: str) -> Path:
+        text = PACK_SIGNATURE.replace('patterns = [', f'templates = ["{template}"]\npatterns = [', 1)
+        return write_pack(tmp_path / "pack", text)
+
+    # Whole sentences: a last line cut short would be compared with every template, held or not.
+    old = "gizmo ledger rejected the quarterly manifest from upstream relay."
+    new = "sprocket registry dropped the nightly snapshot during warehouse sync."
+    env = {"NFORENSICS_CACHE_DIR": str(tmp_path / "cache")}
+
+    def recognised(pack: Path, message: str) -> bool:
+        log = tmp_path / "job.log"
+        log.write_text(f"2024-05-01 10:00:00 ERROR [widget] {message}\n")
+        result = run_cli_text("explain", "--kb", str(pack), str(log), "--format", "json", env=env)
+        return any(f["signature"] == "team-widget-overflow" for f in json.loads(result.stdout)["findings"])
+
+    assert recognised(pack_with(old), old)
+    assert recognised(pack_with(new), new) and not recognised(pack_with(new), old)
+
+
 def test_without_the_pack_its_code_is_unknown(tmp_path):
     assert run_cli("codes", "TEAM_EWID001").returncode == 2
 

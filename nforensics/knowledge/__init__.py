@@ -55,7 +55,7 @@ class KnowledgeBase:
     pack_folders: tuple[str, ...] = ()  # signature packs in load order; their cases/ folders add cases
 
     @cached_property
-    def template_index(self) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, set[int]]]:
+    def template_index(self) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, list[int]]]:
         """The signatures' message templates and which of them a token may reach (knowledge/matcher.py),
         built once per catalogue: a folder run matches thousands of logs against it."""
         from nforensics.knowledge.matcher import template_index

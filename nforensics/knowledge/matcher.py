@@ -8,12 +8,17 @@ signatures never share a line.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
-from nforensics.knowledge import KnowledgeBase, compiled, table
+from nforensics import masking
+
+from nforensics.knowledge import KnowledgeBase, compiled, table, wording
+from nforensics.knowledge.disk_cache import remember, stamp
 from nforensics.knowledge.order import code_key
 from nforensics.linear_regex import SearchSet
 from nforensics.linear_regex.necessary import regex_words
@@ -153,13 +158,21 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
     return claims
 
 
-def template_index(kb: KnowledgeBase) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, set[int]]]:
-    """templates_of(kb) and their holders (KnowledgeBase.template_index keeps them: built once per catalogue)."""
+# The code a template's tokens and holders are computed by: a cached index is stale when it changes.
+_TOKENISER_FILES = (Path(__file__), Path(wording.__file__), Path(masking.__file__))
+
+
+def template_index(kb: KnowledgeBase) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, list[int]]]:
+    """templates_of(kb) and their holders (KnowledgeBase.template_index keeps them: built once per catalogue).
+    The holders are kept in the disk cache, keyed by the templates themselves: tokenising every template
+    would cost each run about as much as reading the catalogue."""
     templated = templates_of(kb)
-    return templated, _template_holders(templated)
+    every = "\x1e".join("\x1f".join(templates) for _, templates in templated)
+    key = hashlib.sha256(every.encode()).hexdigest()
+    return templated, remember("template-holders", [key, *stamp(_TOKENISER_FILES)], lambda: _template_holders(templated))
 
 
-def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, set[int]]:
+def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, list[int]]:
     """token -> the signatures (by position) a line with that token may resemble. A template is held by its
     heaviest tokens until they weigh more than (1 - THRESHOLD) of it: a line with none of them shows less than
     THRESHOLD of the template, so only the signatures holding one of a line's tokens are scored (a log with
@@ -177,7 +190,7 @@ def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dic
                 covered += weight
                 if total - covered < THRESHOLD * total - 1e-9:  # what is left cannot reach THRESHOLD, rounding aside
                     break
-    return holders
+    return {token: sorted(numbers) for token, numbers in holders.items()}
 
 
 def _status_claims(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine], record_lines: frozenset[int]) -> list[Claim]:
