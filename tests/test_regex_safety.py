@@ -62,7 +62,7 @@ def catalogue_patterns() -> list[tuple[str, str]]:
             for kind in ("runtime_heads", "frame_paths", "frame_code", "exceptions"):
                 found += [(f"fam:{f.id}:{kind}", p) for p in getattr(rule, kind)]
         found += [(f"fam:{f.id}:evidence", r.pattern) for h in f.hypotheses for r in h.evidence if r.pattern]
-    from nforensics.diagnose.families import stage_rules
+    from nforensics.diagnose.stages import stage_rules
 
     found += [(f"stage:{rule.stage}", rule.pattern.pattern) for rule in stage_rules()]
     return found

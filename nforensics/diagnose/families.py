@@ -9,13 +9,13 @@ a code's component letters say more than a word that happens to co-occur with an
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from copy import copy
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
 from nforensics.diagnose.family_words import neuron_context, present, rule_words, whole_words
+from nforensics.diagnose.stages import aborted_stage, place_frame
 from nforensics.knowledge import KnowledgeBase, compiled, table
 from nforensics.knowledge.family_schema import Detect, Family
 from nforensics.knowledge.vocabulary import named
@@ -24,7 +24,7 @@ from nforensics.masking import mask, mask_ids
 from nforensics.parse.gates import is_levelled_chatter
 from nforensics.parse.kubectl import not_ready
 from nforensics.parse.normalise import unwrap
-from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, SourceLine
+from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, PythonTraceback, SourceLine
 from nforensics.vocabulary import code_parts, reads_as_failure
 
 
@@ -35,12 +35,16 @@ SELECTOR_CONFIDENCE = {
     "frame_code": 0.55, "exceptions": 0.55, "raised_in": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
 }
 WILDCARD_CODE_CONFIDENCE = 0.62
+# A stage named by a compiler record's component says where the compiler was, as words say what failed; less
+# than the deepest frame of its crash, so a family whose words say what failed there ranks first.
+RECORD_STAGE_CONFIDENCE = 0.45
 INFORMATION_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
 UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
 NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`, a code) a rule's words may be
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
+CONTINUED_MESSAGE_LINES = 4  # indented lines under an exception read as its message going on
 _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
 _MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
 # Hugging Face's lazy modules re-raise an import failure as "Failed to import optimum.neuron.modeling because of
@@ -61,23 +65,6 @@ class FamilyHit:
     confidence: float
     fields: dict[str, object] = field(default_factory=dict)
     specificity: int = 1  # how many conditions its rule met: of two equally confident hits, the narrower says more
-
-
-@dataclass(frozen=True)
-class StageRule:
-    pattern: re.Pattern[str]
-    component: str
-    stage: str
-
-
-@cache
-def stage_rules() -> tuple[StageRule, ...]:
-    return tuple(StageRule(re.compile(r["path"]), r["component"], r["stage"]) for r in table("stages")["stage"])
-
-
-def place_frame(frame: Frame) -> StageRule | None:
-    """Which part of the toolchain a frame's file belongs to (knowledge/stages.toml), or None."""
-    return next((rule for rule in stage_rules() if rule.pattern.search(frame.file)), None)
 
 
 class FamilyFacts:
@@ -124,6 +111,9 @@ class FamilyFacts:
         self.wrapped_messages = [(d.line, d.end_line, mask_ids(f"[{d.code}] {d.message}"))
                                  for d in log.diagnostics if d.end_line > d.line]
         self.text_of = {line.line: line.text for line in retained}
+        # So is an exception's message that Python printed on, indented, under its class ("... only supported
+        # on CUDA, CPU or HPU devices.\n             Found input tensors on xla device.").
+        self.wrapped_messages += [message for t in log.tracebacks if (message := self._continued(t)) is not None]
         # Lower-cased, for a substring test before any word's pattern is compiled (most groups are absent).
         self.failure_blob = "\n".join([text for _, text in self.failure_lines]
                                       + [text for _, _, text in self.wrapped_messages]).lower()
@@ -146,6 +136,22 @@ class FamilyFacts:
             if exit_status.code in _KILL_EXITS:
                 self.outcomes.append((_KILL_EXITS[exit_status.code], exit_status.line, None,
                                       {"killed_process": exit_status.tool, "exit_code": exit_status.code}))
+
+    def _continued(self, traceback: PythonTraceback) -> tuple[int, int, str] | None:
+        """The exception's message with the indented lines under it (not a frame), when it goes on."""
+        if not (traceback.exception and traceback.message):
+            return None
+        following: list[str] = []
+        number = traceback.end_line + 1
+        while len(following) < CONTINUED_MESSAGE_LINES:
+            body = unwrap(self.text_of.get(number, "")).line
+            if not body[:1].isspace() or not body.strip() or body.lstrip().startswith("File "):
+                break
+            following.append(body.strip())
+            number += 1
+        if not following:
+            return None
+        return traceback.end_line, number - 1, mask_ids(" ".join([f"{traceback.exception}: {traceback.message}", *following]))
 
     # Each selector returns (lines, fields) when it holds, None when it does not.
 
@@ -197,10 +203,18 @@ class FamilyFacts:
     def stages(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         in_compiler = [(frame, stage) for frame in self.frames
                        if (stage := place_frame(frame)) and stage.component in ("compiler", "nki")]
-        if not in_compiler or in_compiler[-1][1].stage not in rule.stages:
+        if not in_compiler:
+            return self._record_stage(rule)
+        if in_compiler[-1][1].stage not in rule.stages:
             return None
         frame, stage = in_compiler[-1]
         return [frame.line] if frame.line else [], {"stage": stage.stage, "crash_component": frame.package_path}
+
+    def _record_stage(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
+        """Without a compiler frame, the stage whose abort record the compiler printed (stages.aborted_stage),
+        but not in a run something killed: a stage's record there reports the kill."""
+        aborted = None if any(kind == "killed" for kind, *_ in self.outcomes) else aborted_stage(self.log)
+        return ([aborted[0]], {"stage": aborted[1].stage}) if aborted and aborted[1].stage in rule.stages else None
 
     def frame_code(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         patterns = [compiled(p) for p in rule.frame_code]
@@ -350,7 +364,8 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
             heads += held[0]
         lines += held[0]
         fields = held[1] | fields
-        confidence = max(confidence, SELECTOR_CONFIDENCE[name])
+        placed_by_record = name == "stages" and "crash_component" not in held[1]
+        confidence = max(confidence, RECORD_STAGE_CONFIDENCE if placed_by_record else SELECTOR_CONFIDENCE[name])
     if rule.context_words:
         confidence = min(confidence, CONTEXT_CONFIDENCE)
     if rule.outcomes and set(rule.outcomes) <= UNFINISHED:

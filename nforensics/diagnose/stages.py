@@ -1,0 +1,47 @@
+"""Which part of the toolchain a crash happened in, by where it ran (knowledge/stages.toml): a stack frame's
+file, or the component a compiler stage names in its own abort record."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from nforensics.knowledge import table
+from nforensics.records import Frame, ParsedLog
+
+# A compiler stage aborts at these levels; at ERROR it also relays how its process ended ("Backend exited
+# with code -6", "neuronx-cc failed running hlo2penguin"), which says how it ended, not where it failed.
+STAGE_ABORT_LEVELS = frozenset({"CRITICAL", "FATAL"})
+
+
+@dataclass(frozen=True)
+class StageRule:
+    pattern: re.Pattern[str]
+    component: str
+    stage: str
+
+
+@cache
+def stage_rules() -> tuple[StageRule, ...]:
+    return tuple(StageRule(re.compile(r["path"]), r["component"], r["stage"]) for r in table("stages")["stage"])
+
+
+def place(where: str) -> StageRule | None:
+    """The part of the toolchain a file path or a stage's component name belongs to, or None."""
+    return next((rule for rule in stage_rules() if rule.pattern.search(where)), None)
+
+
+def place_frame(frame: Frame) -> StageRule | None:
+    return place(frame.file)
+
+
+def aborted_stage(log: ParsedLog) -> tuple[int, StageRule] | None:
+    """The compiler stage the first abort record names by its component (`CRITICAL [WalrusDriver]`,
+    `FATAL (sg00) [ColoringAllocator::Rep]`), placed by the paths that place a frame; the driver is no stage."""
+    for event in log.events:
+        if event.producer == "compiler" and event.component and (event.level or "").upper() in STAGE_ABORT_LEVELS:
+            stage = place(event.component)
+            if stage is not None and stage.component == "compiler" and stage.stage != "driver":
+                return event.line, stage
+    return None

@@ -1,0 +1,123 @@
+"""Family rules that read a log's structure rather than one phrase: an exception's message that goes on
+under its class, the compiler stage a record's component names, a library refusing the XLA device, and the
+loader, file-format and installer failures of a mixed environment. Each with the shapes it must not take."""
+
+from __future__ import annotations
+
+import pytest
+
+from nforensics.pipeline import analyze_text
+
+
+def _top(log: str) -> tuple[str | None, str]:
+    findings = analyze_text(log).findings
+    return (findings[0].family, findings[0].tier) if findings else (None, "nothing")
+
+
+def _families(log: str) -> set[str | None]:
+    return {f.family for f in analyze_text(log).findings if f.tier != "generic"}
+
+
+@pytest.mark.parametrize("indent", ["    ", "\t", "             "])
+def test_an_exception_message_that_goes_on_indented_below_its_class_is_read_whole(indent):
+    log = (f"ValueError: SparseMixer is only supported on CUDA, CPU or HPU devices.\n"
+           f"{indent}Found input tensors on xla device.\n")
+    assert _top(log) == ("framework-unsupported-op", "family")
+    # The device list names HPU as supported: the run was not on a Gaudi.
+    assert _top(log.replace("HPU", "MPS")) == ("framework-unsupported-op", "family")
+
+
+def test_a_line_under_an_exception_that_is_not_indented_is_not_its_message():
+    log = ("ValueError: SparseMixer is only supported on CUDA, CPU or HPU devices.\n"
+           "Found input tensors on xla device.\n")
+    assert _top(log) != ("framework-unsupported-op", "family")
+
+
+def test_a_frame_under_an_exception_does_not_go_on_its_message():
+    log = ("ValueError: SparseMixer is only supported on CUDA, CPU or HPU devices.\n"
+           '  File "/opt/app/xla device.py", line 3, in run\n')
+    assert "framework-unsupported-op" not in _families(log)
+
+
+def test_a_run_on_a_gaudi_device_is_still_another_accelerators():
+    log = ("ValueError: SparseMixer is only supported on CUDA, CPU or HPU devices.\n"
+           "    Found input tensors on xla device.\nmoved the model to hpu:0\n")
+    assert "framework-unsupported-op" not in _families(log)
+
+
+STAGE_RECORD = "2024-06-02T10:00:00Z ERROR 4242 [{component}]: {message}\n"
+
+
+@pytest.mark.parametrize("component", ["WalrusDriver", "job.WalrusDriver.0"])
+@pytest.mark.parametrize("level", ["CRITICAL", "FATAL"])
+def test_a_compiler_stage_that_aborts_is_placed_by_its_component(component, level):
+    log = STAGE_RECORD.format(component=component, message="  I-197244-243").replace("ERROR", level)
+    assert _top(log) == ("compiler-codegen", "family")
+
+
+@pytest.mark.parametrize("level", ["INFO", "ERROR"])
+def test_a_stage_record_below_an_abort_places_nothing(level):
+    # (At ERROR a stage also relays how its process ended: "Backend exited with code -6 and stderr:".)
+    log = STAGE_RECORD.format(component="WalrusDriver", message="  I-197244-243").replace("ERROR", level)
+    assert "compiler-codegen" not in _families(log)
+
+
+def test_words_that_say_what_failed_at_a_stage_outrank_where_it_was():
+    log = STAGE_RECORD.format(component="WalrusDriver", message="The number of instructions generated (11843392) "
+                              "exceeds the maximum allowed per NEFF (5000000).").replace("ERROR", "FATAL")
+    assert _top(log) == ("compiler-resource-limit", "family")
+
+
+def test_a_stage_record_in_a_run_that_was_killed_reports_the_kill():
+    log = (STAGE_RECORD.format(component="job.WalrusDriver.0", message="Backend exited with code -9 and stderr:")
+           .replace("ERROR", "CRITICAL") + "neuronx-cc failed with -9\n")
+    assert "compiler-codegen" not in _families(log)
+
+
+@pytest.mark.parametrize("binary", ["/opt/conda/lib/python3.12/site-packages/_XLAC.cpython-312-x86_64-linux-gnu.so",
+                                    "/opt/aws/neuron/bin/neuron-top",
+                                    "/venv/lib/python3.10/site-packages/libneuronxla/libneuronpjrt.so"])
+@pytest.mark.parametrize("symbol", ["GLIBC_2.35", "GLIBCXX_3.4.30"])
+def test_a_stack_binary_built_for_a_newer_c_library_is_version_skew(binary, symbol):
+    log = f"ImportError: /usr/lib64/libm.so.6: version `{symbol}' not found (required by {binary})\n"
+    assert _top(log) == ("version-skew", "family")
+
+
+def test_another_programs_c_library_mismatch_is_no_neuron_skew():
+    log = "node: /lib64/libc.so.6: version `GLIBC_2.28' not found (required by node)\n"
+    assert "version-skew" not in _families(log)
+
+
+@pytest.mark.parametrize("message", [
+    "Attempted to read a PyTorch file with version 10, but the maximum supported version for reading is 6. "
+    "Your PyTorch installation may be too old.",
+    "RuntimeError: this checkpoint was saved with a newer release of the library (format 5)",
+])
+def test_a_file_from_a_newer_release_than_its_reader_is_version_skew(message):
+    assert _top(f"RuntimeError: {message}\n") == ("version-skew", "family")
+
+
+def test_an_old_file_read_by_a_newer_reader_says_nothing_of_skew():
+    assert "version-skew" not in _families("RuntimeError: the file format version 3 is supported; converting it\n")
+
+
+@pytest.mark.parametrize("reason", [
+    "It is a distutils installed project and thus we cannot accurately determine which files belong to it",
+    "no RECORD file was found for wrapt.",
+])
+def test_pip_unable_to_remove_the_installed_release_is_an_install_failure(reason):
+    assert _top(f"ERROR: Cannot uninstall 'wrapt'. {reason}\n") == ("pip-resolution", "family")
+
+
+def test_a_package_pip_uninstalled_is_no_failure():
+    assert _top("  Attempting uninstall: wrapt\n    Found existing installation: wrapt 1.12.1\n"
+                "    Uninstalling wrapt-1.12.1:\n      Successfully uninstalled wrapt-1.12.1\n") == (None, "nothing")
+
+
+def test_a_partitioner_failure_says_the_model_holds_operators_it_cannot_compile():
+    log = "ValueError: The partitioner has found 5 subgraphs which exceeds the specified max subgraph count of 2.\n"
+    assert _top(log) == ("framework-unsupported-op", "family")
+
+
+def test_the_partitioners_progress_is_no_failure():
+    assert _top("INFO:Neuron:The neuron partitioner created 3 sub-graphs\n") == (None, "nothing")
