@@ -121,3 +121,25 @@ def test_a_partitioner_failure_says_the_model_holds_operators_it_cannot_compile(
 
 def test_the_partitioners_progress_is_no_failure():
     assert _top("INFO:Neuron:The neuron partitioner created 3 sub-graphs\n") == (None, "nothing")
+
+
+CACHE_LOCK = ("[W707 10:30:24.516310831 NeuronLogging.h:103] Warning: [Neuron] [WARNING] "
+              "[torch_neuronx/csrc/core/cache/FileLock.cpp:182] {said} path= /tmp/local_cache/locks/{entry}.lock "
+              "elapsed_seconds= 1200 timeout_seconds= 1200\n")
+
+
+@pytest.mark.parametrize("said", ["Lock acquisition timed out, breaking stale lock", "Failed to acquire lock"])
+def test_a_cache_entry_lock_not_taken_in_time_is_the_cache_and_a_lock_left_behind(said):
+    findings = analyze_text(CACHE_LOCK.format(said=said, entry="b666845a7aea2944843cb854c72195de")).findings
+    assert (findings[0].family, findings[0].hypotheses[0].id) == ("compile-cache-access", "stale-lock-or-partial-entry")
+
+
+def test_a_lock_of_something_other_than_the_cache_is_not_the_caches():
+    log = "WARNING: Lock acquisition timed out for /var/lib/dpkg/lock-frontend\n"
+    assert "compile-cache-access" not in _families(log)
+
+
+def test_a_network_time_out_reaching_the_cache_is_still_a_remote_cache():
+    log = "ERROR: neuron compile cache: Connect timeout on endpoint URL: connection timed out reading s3 bucket\n"
+    findings = analyze_text(log).findings
+    assert (findings[0].family, findings[0].hypotheses[0].id) == ("compile-cache-access", "remote-cache-unreachable")
