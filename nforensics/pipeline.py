@@ -9,7 +9,7 @@ Each analysis lists the files whose facts fed its hypotheses (`artifacts`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,9 +18,9 @@ from nforensics.diagnose import diagnose
 from nforensics.diagnose.evidence import Facts
 from nforensics.ingest import read_lines, text_lines
 from nforensics.knowledge import KnowledgeBase, load_kb
-from nforensics.parse import assemble
+from nforensics.parse import assemble, physical_lines
 from nforensics.parse.gates import CatalogueAnchors
-from nforensics.records import Analysis, ArtifactRead, SourceLine
+from nforensics.records import Analysis, ArtifactRead, Evidence, SourceLine
 
 if TYPE_CHECKING:
     from nforensics.artifacts.cache import CacheReport
@@ -88,7 +88,25 @@ def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts
     known = hlo_facts | known
     analysis = diagnose(log, retained, kb, known, exclude_cases)
     analysis.artifacts = reads + hlo_reads
+    if log.decoded_lines:
+        _to_physical_lines(analysis, physical_lines(log))
     return analysis
+
+
+def _to_physical_lines(analysis: Analysis, physical: Callable[[int], int]) -> None:
+    """Every input line the analysis names, as the physical line of the input (a notebook stream's lines are
+    numbered apart while they are read: nforensics/parse/assemble.py physical_lines). Each record once: one
+    evidence may be cited by several findings."""
+    cited: dict[int, Evidence | ArtifactRead] = {}
+    for finding in analysis.findings:
+        for evidence in (*finding.evidence, *finding.wrapped_by, *(e for h in finding.hypotheses for e in h.evidence)):
+            cited[id(evidence)] = evidence
+    cited.update((id(read), read) for read in analysis.artifacts)
+    for record in cited.values():
+        if record.line:
+            record.line = physical(record.line)
+    lines = analysis.environment.lines
+    lines.update((key, physical(line)) for key, line in lines.items())
 
 
 def _hlo(artifacts: Artifacts | None, retained: list[SourceLine]) -> tuple[dict[str, object], list[ArtifactRead]]:

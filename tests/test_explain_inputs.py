@@ -159,6 +159,47 @@ def test_a_notebook_stream_on_one_line_is_read_line_by_line(tmp_path):
     assert evidence and all(e["line"] == 1 and "output_type" not in e["text"] for e in evidence)
 
 
+ROOT_CHAIN = ("2024-04-12 07:13:08.000246:  271334  INFO ||NEURON_CC_WRAPPER||: Call compiler with cmd: neuronx-cc compile "
+              "--target=trn1 --framework=XLA /tmp/w/model.hlo_module.pb --output /tmp/w/model.neff\n"
+              ".root = /usr/lib/python3.8/multiprocessing/process.py\nroot = /usr/lib/python3.8/multiprocessing\n"
+              "root = /usr/lib/python3.8\nroot = /usr/\n")
+
+
+@pytest.mark.parametrize("before", [0, 3])
+def test_a_structure_spread_over_the_lines_of_a_decoded_line_is_read_as_in_the_plain_log(before):
+    """neuronx-cc's `root = ` chain (the compile died in that file) is a structure of several lines: decoded
+    from one physical line (a notebook stream, a JSON log record), its lines are still one after another,
+    and the finding points at the physical line they came from, wherever that line is in the input."""
+    from nforensics.pipeline import analyze_text
+
+    head = "".join(f"epoch {n}: loss 0.1{n}\n" for n in range(before))
+    stream = json.dumps({"name": "stderr", "output_type": "stream", "text": ROOT_CHAIN})
+    plain, cell = analyze_text(head + ROOT_CHAIN), analyze_text(head + stream + "\nepoch 9: done\n")
+    assert [f.family for f in cell.findings] == [f.family for f in plain.findings] == ["compiler-internal-crash"]
+    assert {e.line for f in cell.findings for e in f.evidence} == {before + 1}
+    assert cell.total_lines == before + 2
+
+
+def test_lines_after_a_decoded_line_keep_their_physical_numbers():
+    from nforensics.pipeline import analyze_text
+
+    stream = json.dumps({"name": "stdout", "output_type": "stream", "text": "step 1\nstep 2\nstep 3\n"})
+    log = f"{stream}\nstarting\nRuntimeError: NRT_EXEC_OOB: DGE out of bounds access on queue 3\n"
+    finding = analyze_text(log).failures()[0]
+    assert [e.line for e in finding.evidence] == [3]
+
+
+def test_the_physical_line_of_each_decoded_line():
+    from nforensics.parse import assemble, physical_lines
+
+    # physical 1 holds 3 lines, 2 is plain, 3 holds 2, 4 is plain
+    raw = [json.dumps("a\nb\nc"), "d", json.dumps("e\nf"), "g"]
+    log, _ = assemble("x", enumerate(raw, start=1))
+    physical = physical_lines(log)
+    assert [physical(n) for n in range(1, 8)] == [1, 1, 1, 2, 3, 3, 4]
+    assert log.total_lines == 4
+
+
 def test_shell_completion_is_offered_and_completes_commands():
     script = run_cli_text("--show-completion", "bash")
     assert script.returncode == 0 and "_nforensics_completion" in script.stdout

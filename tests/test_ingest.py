@@ -14,7 +14,7 @@ from conftest import REPO, counting_reader
 from nforensics import ingest
 from nforensics.ingest import MAX_LINE_CHARS, read_lines, shortened
 from nforensics.linear_regex.lines import LineFinder
-from nforensics.parse import assemble
+from nforensics.parse import assemble, physical_lines
 
 assembler = importlib.import_module("nforensics.parse.assemble")
 rewrap = importlib.import_module("nforensics.parse.rewrap")
@@ -73,8 +73,10 @@ def test_skipping_counts_the_lines_it_passes_and_keeps_the_last_ones(tmp_path, m
 
 
 def _records(lines) -> tuple[dict, list]:
+    """The records, and the retained lines at the physical lines they came from."""
     log, retained = assemble("in.log", lines)
-    return log.model_dump(), [(line.line, line.text, line.body) for line in retained]
+    physical = physical_lines(log)
+    return log.model_dump(), [(physical(line.line), line.text, line.body) for line in retained]
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from nforensics.errors import InputError
 from nforensics.ingest import read_lines
-from nforensics.parse import assemble
+from nforensics.parse import assemble, physical_lines
 from nforensics.pipeline import analyze_lines
 from nforensics.records import TIER_RANK
 from nforensics.redact import Redactor
@@ -39,12 +39,13 @@ def test_explain_answers_any_log_and_cites_only_its_lines(lines):
 @given(log_lines)
 def test_parse_keeps_its_records_inside_the_input(lines):
     log, retained = assemble("<fuzz>", enumerate(lines, 1))
-    numbers = [line.line for line in retained]
-    # (a physical line that decodes to several, '0\\n1' escaped, keeps each under its one number, in order)
+    physical = physical_lines(log)
+    # (a physical line that decodes to several, '0\\n1' escaped, numbers each on from it: back, its own number)
+    numbers = [physical(line.line) for line in retained]
     assert numbers == sorted(numbers) and all(1 <= n <= len(lines) for n in numbers)
     assert len({(line.line, line.text) for line in retained}) == len(retained)
     for record in [*log.diagnostics, *log.nrt_statuses, *log.tracebacks, *log.events, *log.outcomes]:
-        assert 1 <= record.line <= len(lines)
+        assert 1 <= physical(record.line) <= len(lines)
 
 
 @BUDGET

@@ -14,7 +14,9 @@ state.py holds what they share. This module runs the pass and dispatches each pr
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
+from itertools import accumulate
 
 from nforensics.ingest import LogLines
 from nforensics.parse.blocks import BlockReader
@@ -51,7 +53,7 @@ from nforensics.parse.state import (
     BIG_FILE,
     BIG_FILE_UNGATED_LINES,
     CONTEXT_LINES,
-    MAX_RETAINED,
+    MAX_DECODED_LINES,
     MAX_SKELETONS,
     UNGATED_LINES,
 )
@@ -78,20 +80,23 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         pieces = unescaped(raw)
         if len(pieces) == 1 and raw.count(' File "') > 1:
             pieces = unfold_traceback(raw)
-        # A line that decoded to one line of text is kept as that text; one that held several (a notebook's
-        # stream or a JSON log record with its newlines escaped) keeps each as a line of its own under the
-        # one line number, so that words of different lines never meet as if printed together.
-        for index, piece in enumerate(pieces):
-            if len(pieces) > 1 and len(self.piece_order) < MAX_RETAINED:
-                self.piece_order.setdefault((number, piece), index)
+        first = number + self.decoded_extra
+        numbers: Iterable[int] = [first] * len(pieces)
+        if len(pieces) > 1 and len(self.log.decoded_lines) < MAX_DECODED_LINES:
+            # The lines of text a physical line held (a notebook's stream, a JSON log record with its newlines
+            # escaped, a folded traceback) are lines of their own, numbered on from it: one line after another
+            # means what it means in any log. Findings get the physical line back (physical_lines).
+            self.log.decoded_lines.append((first, len(pieces) - 1))
+            self.decoded_extra += len(pieces) - 1
+            numbers = range(first, first + len(pieces))
+        for line, piece in zip(numbers, pieces, strict=True):
             segments = NRT_RECORD_START.split(piece) if piece.count(":") > SPLIT_COLONS else [piece]
             for segment in segments:
-                shown = piece if len(pieces) > 1 else pieces[0]
                 if _ELISION.fullmatch(segment.strip()):
-                    self.elided_at = number
+                    self.elided_at = line
                 if segment.startswith("."):
                     segment = GLUED_PROGRESS.sub("", segment)
-                self._feed_segment(number, shown, segment)
+                self._feed_segment(line, piece, segment)
 
     def _feed_segment(self, number: int, raw: str, segment: str) -> None:
         if not segment.strip():
@@ -293,11 +298,10 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
             o.line + INTERRUPT_AFTERMATH >= self.last_error and not o.line < self.last_prompt < self.last_error)]
         self.log.repeats = dict(self.repeats)
         self.log.total_lines = self.last_line
-        # (One line number may hold several lines of text, decoded from one physical line, in their order.)
         kept = {(line.line, line.text): line for line in self.retained}
         for number, raw in self.recent:
             kept.setdefault((number, raw), SourceLine.model_construct(line=number, text=raw))
-        return self.log, [kept[key] for key in sorted(kept, key=lambda key: (key[0], self.piece_order.get(key, 0)))]
+        return self.log, sorted(kept.values(), key=lambda line: line.line)
 
     def _drop_retyped_codes(self) -> None:
         """A code without its brackets counts while it is all the log has; where the tool printed its own
@@ -319,6 +323,23 @@ def _untwinned(segment: str) -> str:
     if half >= GLUED_TWIN_CHARS and len(segment) % 2 == 0 and segment.startswith(segment[half:]):
         return segment[:half]
     return segment
+
+
+def physical_lines(log: ParsedLog) -> Callable[[int], int]:
+    """The physical line each line number of the log's records stands for: the lines of text one physical
+    line decoded into are numbered on from it (ParsedLog.decoded_lines: each such line's first number and how
+    many more it held), so the lines after it are that many further on."""
+    firsts = [first for first, _ in log.decoded_lines]
+    before = list(accumulate((more for _, more in log.decoded_lines), initial=0))  # extra lines ahead of each
+
+    def physical(line: int) -> int:
+        index = bisect_right(firsts, line) - 1
+        if index < 0:
+            return line
+        first, more = log.decoded_lines[index]
+        return first - before[index] if line <= first + more else line - before[index + 1]
+
+    return physical
 
 
 def assemble(source: str, lines: Iterable[tuple[int, str]],

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 MAX_RECORDS = 2000  # per record kind; a huge log of repeated errors keeps the first ones
 MAX_RETAINED = 20000  # lines kept for evidence and pattern matching
+# Physical lines whose decoded lines are numbered apart (a JSON log with a multi-line message on every line):
+# past it, a physical line's lines share its number, and the map back (ParsedLog.decoded_lines) stays bounded.
+MAX_DECODED_LINES = 100_000
 MAX_SKELETONS = 50000  # bound on remembered uneventful line shapes
 RECENT_CANDIDATES = 2000  # plain candidate lines kept from the end of the input (failures come last)
 CONTEXT_LINES = 3  # plain lines kept after a line that carried a record, for wrapped runtime details
@@ -52,7 +55,7 @@ class AssemblerState:
         self.log = ParsedLog.model_construct(source=source, environment=Environment.model_construct())
         self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
-        self.piece_order: dict[tuple[int, str], int] = {}  # a line decoded into several: each one's place in it
+        self.decoded_extra = 0  # lines of text beyond the first that physical lines decoded into, so far
         self.open_diagnostic: Diagnostic | None = None
         self.unbracketed_codes: set[int] = set()  # lines whose code was printed without its brackets
         self.open_ice: IceReport | None = None
