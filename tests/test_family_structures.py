@@ -143,3 +143,28 @@ def test_a_network_time_out_reaching_the_cache_is_still_a_remote_cache():
     log = "ERROR: neuron compile cache: Connect timeout on endpoint URL: connection timed out reading s3 bucket\n"
     findings = analyze_text(log).findings
     assert (findings[0].family, findings[0].hypotheses[0].id) == ("compile-cache-access", "remote-cache-unreachable")
+
+
+VLLM_RELAY = "(EngineCore_0 pid=81034) ERROR 06-10 17:31:04 [core.py:700] {line}\n"
+
+
+def test_a_relayed_line_keeps_its_producers_own_level():
+    # vLLM's engine relays a worker's lines at ERROR; the worker's own `INFO:Neuron:` says it is progress.
+    info = "INFO:Neuron:There are 9 ops of 3 different types in the TorchScript that are not compiled by neuron-cc: aten::mv"
+    assert "framework-unsupported-op" not in _families(VLLM_RELAY.format(line=info))
+    assert "framework-unsupported-op" in _families(VLLM_RELAY.format(line=info.replace("INFO:", "ERROR:", 1)))
+
+
+def test_a_relayed_line_with_no_level_of_its_own_is_at_the_relays_level():
+    line = "There are 9 ops of 3 different types in the TorchScript that are not compiled by neuron-cc: aten::mv"
+    assert "framework-unsupported-op" in _families(VLLM_RELAY.format(line=line))
+
+
+@pytest.mark.parametrize("said", ["[ERROR] [NCC_OPT001] Unknown HLO pass: identity.",
+                                  "neuronx-cc: error: unknown pass 'fuse-everything' in --internal-passes"])
+def test_a_pass_the_compiler_does_not_have_is_its_arguments(said):
+    assert _top(f"2026-04-25 19:54:58.105773: E hilo/tools/hlo_opt_main.cc:71] {said}\n") == ("compiler-arguments", "family")
+
+
+def test_an_unknown_pass_of_another_tool_is_not_the_compilers_arguments():
+    assert "compiler-arguments" not in _families("ERROR: unknown pass 'lint' for eslint plugin\n")

@@ -102,11 +102,13 @@ class FamilyFacts:
         # on every line of a traceback it relays) is no word of the failure.
         # (UUIDs and hashes say no word: a work directory `.../b4d670f7-efa5-4206-...` is no EFA failure.)
         # (An exception's message is a failure's whatever its words, also where it went on below its class.)
+        # (So is the failure test: a wrapper's level word is the line's level only where the producer gave none.)
         raised = {t.end_line for t in log.tracebacks if t.exception}
-        self.failure_lines = [(line.line, mask_ids(unwrap(line.text.strip()).line)) for line in retained
+        own = [(line, unwrap(line.text.strip()).line) for line in retained]
+        self.failure_lines = [(line.line, mask_ids(body)) for line, body in own
                               if line.line not in source and line.line not in advice
                               and not (line.line in progress and is_levelled_chatter(line.text))
-                              and (line.line in error_level or line.line in raised or reads_as_failure(line.text))]
+                              and (line.line in error_level or line.line in raised or reads_as_failure(body))]
         # A coded message that wrapped onto the lines below is one message, read whole (after its lines).
         self.wrapped_messages = [(d.line, d.end_line, mask_ids(f"[{d.code}] {d.message}"))
                                  for d in log.diagnostics if d.end_line > d.line]
