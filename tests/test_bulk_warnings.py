@@ -135,6 +135,27 @@ def test_the_gate_on_from_the_first_line_keeps_every_finding(path, monkeypatch):
     assert _findings(analyze_lines(str(path), read_lines(str(path))[1], kb=KB)) == every_line
 
 
+JVM_STACK = ("INFO  PyProcess W-125-model-stdout: Start loading the model using NeuronAutoModel.\n"
+             "Caused by: java.util.concurrent.TimeoutException\n"
+             "\tat java.base/java.util.concurrent.CompletableFuture.timedGet(CompletableFuture.java:1960) ~[?:?]\n"
+             "\tat ai.djl.python.engine.PyProcess.startPythonProcess(PyProcess.java:195) ~[python-0.29.0.jar:?]\n"
+             "\tat ai.djl.python.engine.PyModel.newPredictor(PyModel.java:272) ~[python-0.29.0.jar:?]\n"
+             "\tat java.base/java.lang.Thread.run(Unknown Source)\n")
+
+
+def test_a_jvm_stack_under_its_exception_stays_in_reach_past_the_head(tmp_path, monkeypatch):
+    """A Java stack follows its exception line, which closes every block: its frames, whose only word is
+    "at", pass the gate by their shape (`(PyProcess.java:195)`), line by line and in bulk."""
+    path = tmp_path / "serving.log"
+    path.write_text(JVM_STACK)
+    every_line = _findings(analyze_lines(str(path), list(read_lines(str(path))[1]), kb=KB))
+    assert every_line[0][0] == "serving-timeout" and len(every_line[0][2]) >= 3  # the DJL frames are its evidence
+    monkeypatch.setattr(assembler, "UNGATED_LINES", 0)
+    monkeypatch.setattr(rewrap, "SAMPLE_LINES", 3)
+    assert _findings(analyze_lines(str(path), list(read_lines(str(path))[1]), kb=KB)) == every_line
+    assert _findings(analyze_lines(str(path), read_lines(str(path))[1], kb=KB)) == every_line
+
+
 def test_a_big_log_of_distinct_warnings_is_skipped_and_its_failure_found(tmp_path):
     words = ("layer", "attention", "mlp", "proj", "query", "key", "value", "norm", "embed", "rotary", "gate")
     body = "".join(f"{WARNING_HEAD}{words[n % 11]}_{words[n // 11 % 11]} of {words[n // 121 % 11]} falls back "

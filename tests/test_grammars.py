@@ -155,6 +155,9 @@ CASES = [
     # a shell's, container's or pool's exit code of 128 + the signal
     ("messages", "outcome", "INFO ||PARALLEL||: worker 3 exited with exit code 137", "signalled",
      {("SIGNALLED", "exited with exit code 137")}),
+    # vLLM's engine: the processes it started that died, a signal's exit code negative
+    ("messages", "outcome", "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): "
+     "{'EngineCore_DP0': -9}", "signalled", {("SIGNALLED", "Failed core proc(s): {'EngineCore_DP0': -9")}),
     ("messages", "nrt_status", "err: 1006 (NRT_EXEC_OOB)", "nrt_status", {("TEXT", " (NRT_EXEC_OOB)")}),
     ("messages", "nrt_status", "Inference completed with err: 1006", "err_number", {("INT", "1006")}),
     ("messages", "nrt_status", 'nrt_load status=1, error message="x"', "api_status", {("API", "nrt_load")}),
@@ -292,6 +295,8 @@ NEAR_MISSES = [
     ("messages", "outcome", "Process 4242 got signal: 150 updates from its peers", "interrupted"),  # a count, not SIGTERM
     ("messages", "outcome", "Process finished with exit code 1370", "signalled"),  # not 128 + a signal
     ("messages", "outcome", "Process finished with exit code 1", "signalled"),  # a failure, not a signal
+    ("messages", "outcome", "Failed core proc(s): {'EngineCore_DP0': 1}", "signalled"),  # an exit code, not a signal
+    ("messages", "outcome", "Failed core proc(s): {'EngineCore_DP0': -90}", "signalled"),  # no signal ends with -90
     ("messages", "api_call", "nrt_load API: in progress", "api_call"),
     ("messages", "env_setting", "set XLA_USE_BF16 to 1", "env_setting"),
     ("messages", "instance_type", "on a trn1 host", "instance_type"),

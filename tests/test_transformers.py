@@ -185,6 +185,8 @@ CASES = [
     ("messages", "outcome", "Last State: Terminated Reason: OOMKilled Exit Code: 137", ProcessEnd("killed", 9)),
     ("messages", "outcome", "container exited with code 139", ProcessEnd("segfault", 11)),
     ("messages", "outcome", "Aborted (core dumped) python", ProcessEnd("abort", 6)),
+    ("messages", "outcome", "Failed core proc(s): {'EngineCore_DP0': -9}", ProcessEnd("killed", 9)),
+    ("messages", "outcome", "Failed core proc(s): {'EngineCore_DP0': -11, 'EngineCore_DP1': -9}", ProcessEnd("segfault", 11)),
     ("messages", "outcome", "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down",
      ProcessEnd("interrupted", 15)),
     ("messages", "outcome", "torch.distributed.elastic.multiprocessing.api.SignalException: Process 44570 got signal: 15",

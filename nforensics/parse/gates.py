@@ -86,13 +86,15 @@ def _shapes() -> tuple[str, ...]:
     """What some readers need, as their own patterns, where their necessary words would let ordinary chatter
     by: the vocabulary's failure words (its necessary words include "time", "found" and "support"), a
     printed code, an exception's name (traceback.lark's EXC_NAME: `StopIteration`, not "Iteration"), a
-    native frame and the ICE border (their only words are marks: `#3 0x7f...`, `*****`), and the words compiler
-    blocks and environment listings start with, where a word starts ("FI_" settings, not "FINISHED"). Where
+    native frame and the ICE border (their only words are marks: `#3 0x7f...`, `*****`), a JVM frame (its one
+    word, "at", is everywhere; a Java stack follows its exception line, which closes every block), and the
+    words compiler blocks and environment listings start with, where a word starts ("FI_" settings, not "FINISHED"). Where
     some block could start anywhere (first_words found no word), every line is let through."""
     starts = frozenset(compiler_block_starts() + environment_starts())
     anywhere = (r"[^\n]",) if "" in starts else ()
     return (*anywhere,FAILURE_WORDS.pattern, PRINTED_CODE.pattern, terminal_regex("traceback", "EXC_NAME"),
             rf"(?:{terminal_regex('traceback', 'NATIVE_INDEX')})[ \t]+\S",
+            rf"\((?:{terminal_regex('traceback', 'JAVA_SOURCE')})\)",  # a JVM frame's place: `(PyProcess.java:195)`
             terminal_regex("compiler", "STARS").replace(r"\s*", ""),  # (a scan of many lines: no newline matched)
             *(rf"(?m:^|[^\w\n]){re.escape(word)}" for word in sorted(starts) if not _MARK.fullmatch(word)))
 
