@@ -168,3 +168,17 @@ def test_a_pass_the_compiler_does_not_have_is_its_arguments(said):
 
 def test_an_unknown_pass_of_another_tool_is_not_the_compilers_arguments():
     assert "compiler-arguments" not in _families("ERROR: unknown pass 'lint' for eslint plugin\n")
+
+
+@pytest.mark.parametrize("said", [
+    "[W neuron_op_v2.cpp:133] Warning: Neuron runtime could not be initialized. Model was not sent to NeuronCore",
+    "ERROR: failed to initialize NRT: the model stays on the CPU",
+])
+def test_a_framework_saying_the_runtime_did_not_come_up_is_runtime_init(said):
+    assert _top(said + "\n") == ("runtime-init-failure", "family")
+
+
+@pytest.mark.parametrize("said", ["INFO: Neuron runtime initialized with 2 NeuronCores",
+                                  "RuntimeError: CUDA could not be initialized: no driver"])
+def test_a_runtime_that_came_up_or_another_runtime_is_not_neurons_init_failure(said):
+    assert "runtime-init-failure" not in _families(said + "\n")
