@@ -81,8 +81,11 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         if len(pieces) == 1 and raw.count(' File "') > 1:
             pieces = unfold_traceback(raw)
         first = number + self.decoded_extra
+        if len(pieces) == 1:
+            self._feed_piece(first, pieces[0])
+            return
         numbers: Iterable[int] = [first] * len(pieces)
-        if len(pieces) > 1 and len(self.log.decoded_lines) < MAX_DECODED_LINES:
+        if len(self.log.decoded_lines) < MAX_DECODED_LINES:
             # The lines of text a physical line held (a notebook's stream, a JSON log record with its newlines
             # escaped, a folded traceback) are lines of their own, numbered on from it: one line after another
             # means what it means in any log. Findings get the physical line back (physical_lines).
@@ -90,13 +93,16 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
             self.decoded_extra += len(pieces) - 1
             numbers = range(first, first + len(pieces))
         for line, piece in zip(numbers, pieces, strict=True):
-            segments = NRT_RECORD_START.split(piece) if piece.count(":") > SPLIT_COLONS else [piece]
-            for segment in segments:
-                if _ELISION.fullmatch(segment.strip()):
-                    self.elided_at = line
-                if segment.startswith("."):
-                    segment = GLUED_PROGRESS.sub("", segment)
-                self._feed_segment(line, piece, segment)
+            self._feed_piece(line, piece)
+
+    def _feed_piece(self, line: int, piece: str) -> None:
+        segments = NRT_RECORD_START.split(piece) if piece.count(":") > SPLIT_COLONS else [piece]
+        for segment in segments:
+            if _ELISION.fullmatch(segment.strip()):
+                self.elided_at = line
+            if segment.startswith("."):
+                segment = GLUED_PROGRESS.sub("", segment)
+            self._feed_segment(line, piece, segment)
 
     def _feed_segment(self, number: int, raw: str, segment: str) -> None:
         if not segment.strip():
