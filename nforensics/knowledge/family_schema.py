@@ -39,7 +39,8 @@ class Detect(Strict):
     - `compiler_heads`: regexes on the component an error-level compiler record names (`[Tensorizer]: ...`).
     - `frame_paths`: regexes on stack-frame file paths of any syntax (Python, IPython, native `.so`, TorchScript).
     - `stages`: the compiler stage (knowledge/stages.toml) of the deepest frame any traceback or stack places in
-      the compiler: where in the compiler a crash happened, whatever it printed (`tensorizer`, `backend`).
+      the compiler: where in the compiler a crash happened, whatever it printed (`tensorizer`, `backend`); with
+      no such frame, the stage a CRITICAL/FATAL compiler record's component names (`[WalrusDriver]`), weaker.
     - `frame_code`: regexes on the source line printed under one of those frames, the call that failed
       (`load_state_dict(`).
     - `exceptions`: regexes on the exception class that ended a traceback (`^ModuleNotFoundError$`).
