@@ -182,3 +182,25 @@ def test_a_framework_saying_the_runtime_did_not_come_up_is_runtime_init(said):
                                   "RuntimeError: CUDA could not be initialized: no driver"])
 def test_a_runtime_that_came_up_or_another_runtime_is_not_neurons_init_failure(said):
     assert "runtime-init-failure" not in _families(said + "\n")
+
+
+TORCHRUN_STOPPED = ("WARNING:torch.distributed.elastic.agent.server.api:Received {signal} death signal, shutting down workers\n"
+                    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3721028 closing signal SIG{name}\n")
+
+
+def test_the_launcher_sent_sigterm_with_no_error_of_its_own_is_host_memory_as_nxd_documents():
+    findings = analyze_text(TORCHRUN_STOPPED.format(signal=15, name="TERM")).findings
+    assert findings[0].family == "host-oom-kill" and findings[0].confidence < 0.5  # said by the signal alone
+    said = "torch.distributed.elastic.multiprocessing.api.SignalException: Process 44570 got signal: 15\n"
+    assert _top(said)[0] == "host-oom-kill"
+
+
+def test_a_launcher_stopped_by_hand_is_no_memory_kill():
+    assert _top(TORCHRUN_STOPPED.format(signal=2, name="INT"))[0] == "process-hang"
+
+
+def test_a_sigterm_the_scheduler_says_it_sent_ranks_the_scheduler_first():
+    log = "slurmstepd: error: *** JOB 4242 ON trn1-st-1 CANCELLED AT 2025-01-01T00:00:00 DUE TO TIME LIMIT ***\n"
+    findings = analyze_text(log + TORCHRUN_STOPPED.format(signal=15, name="TERM")).findings
+    oom = next(f for f in findings if f.family == "host-oom-kill")
+    assert oom.hypotheses[0].id == "stopped-from-outside"

@@ -242,7 +242,8 @@ class FamilyFacts:
 
     def outcomes_(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         for kind, line, operation, details in self.outcomes:
-            if kind in rule.outcomes and (not rule.operations or operation in rule.operations):
+            if (kind in rule.outcomes and (not rule.operations or operation in rule.operations)
+                    and (not rule.signals or details.get("signal") in rule.signals)):
                 return [line], dict(details)
         return None
 
@@ -350,7 +351,7 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
     fields: dict[str, object] = {}
     confidence = 0.0
     heads: list[int] = []
-    specificity = max(0, len(rule.words) - 1)  # each selector, and each group of words past the first
+    specificity = max(0, len(rule.words) - 1) + bool(rule.signals)  # each selector, group past the first, signal
     for name, selector in _SELECTORS:
         if not getattr(rule, name):
             continue

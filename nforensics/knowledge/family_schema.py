@@ -46,7 +46,8 @@ class Detect(Strict):
     - `exceptions`: regexes on the exception class that ended a traceback (`^ModuleNotFoundError$`).
     - `raised_in`: regexes on the file of that traceback's innermost frame: where it was raised, not what the
       stack passed through (`torch/jit/_trace`: PyTorch's tracer itself refused the model).
-    - `outcomes` (with `operations` for hangs): how the process ended, read from the shape of the log's end.
+    - `outcomes` (with `operations` for hangs): how the process ended, read from the shape of the log's end;
+      `signals` narrows them to the signal that ended or stopped it (15: sent from outside, not typed by hand).
     - `structures`: named multi-line shapes the parser assembles (the ICE banner, a BIR verifier block, a
       compiler assertion, neuronx-cc's `root = ` chain naming where a pass failed, the compile cache replaying
       a failed entry, a package failing to import a module of its own, kubectl showing a Neuron component
@@ -73,6 +74,7 @@ class Detect(Strict):
     raised_in: list[str] = Field(default_factory=new_list)
     outcomes: list[Outcome] = Field(default_factory=new_list)
     operations: list[Operation] = Field(default_factory=new_list)
+    signals: list[int] = Field(default_factory=new_list)
     structures: list[Structure] = Field(default_factory=new_list)
     words: list[list[str]] = Field(default_factory=new_list)
     context_words: list[list[str]] = Field(default_factory=new_list)
@@ -101,6 +103,8 @@ class Detect(Strict):
             raise ValueError("code_classes narrows code_components; give code_components too")
         if self.operations and "hang" not in self.outcomes:
             raise ValueError("operations qualifies outcomes = ['hang']")
+        if self.signals and not self.outcomes:
+            raise ValueError("signals qualifies outcomes")
         if self.words_in_warnings and not (self.words and (self.runtime_heads or self.compiler_heads or self.nrt_statuses)):
             raise ValueError("words_in_warnings needs words and runtime_heads, compiler_heads or nrt_statuses")
         return self
