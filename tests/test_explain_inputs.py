@@ -189,6 +189,18 @@ def test_lines_after_a_decoded_line_keep_their_physical_numbers():
     assert [e.line for e in finding.evidence] == [3]
 
 
+def test_every_line_an_analysis_names_after_a_decoded_line_is_the_physical_one():
+    """Evidence, a hypothesis's evidence and the environment's lines all point at the input's own lines."""
+    from nforensics.pipeline import analyze_text
+
+    stream = json.dumps({"name": "stdout", "output_type": "stream", "text": "a\nb\nc\n"})
+    analysis = analyze_text(f"{stream}\n$ torchrun --nproc_per_node=32 train.py\nneuronx-cc==2.14.213.0\nKilled\n")
+    top = analysis.findings[0]
+    assert (top.family, [e.line for e in top.evidence]) == ("host-oom-kill", [4])
+    assert {h.id: [e.line for e in h.evidence] for h in top.hypotheses}["parallel-compile-workers"] == [2]
+    assert analysis.environment.lines == {"pkg:neuronx-cc": 3}
+
+
 def test_the_physical_line_of_each_decoded_line():
     from nforensics.parse import assemble, physical_lines
 

@@ -106,7 +106,8 @@ def test_an_old_file_read_by_a_newer_reader_says_nothing_of_skew():
     "no RECORD file was found for wrapt.",
 ])
 def test_pip_unable_to_remove_the_installed_release_is_an_install_failure(reason):
-    assert _top(f"ERROR: Cannot uninstall 'wrapt'. {reason}\n") == ("pip-resolution", "family")
+    log = f"$ pip install tensorflow-neuron==1.15.5.2.8.9.0\nERROR: Cannot uninstall 'wrapt'. {reason}\n"
+    assert _top(log) == ("pip-resolution", "family")
 
 
 def test_a_package_pip_uninstalled_is_no_failure():
@@ -123,19 +124,20 @@ def test_the_partitioners_progress_is_no_failure():
     assert _top("INFO:Neuron:The neuron partitioner created 3 sub-graphs\n") == (None, "nothing")
 
 
-CACHE_LOCK = ("[W707 10:30:24.516310831 NeuronLogging.h:103] Warning: [Neuron] [WARNING] "
+CACHE_LOCK = ("[E707 10:30:24.516310831 NeuronLogging.h:103] [Neuron] [ERROR] "
               "[torch_neuronx/csrc/core/cache/FileLock.cpp:182] {said} path= /tmp/local_cache/locks/{entry}.lock "
               "elapsed_seconds= 1200 timeout_seconds= 1200\n")
 
 
 @pytest.mark.parametrize("said", ["Lock acquisition timed out, breaking stale lock", "Failed to acquire lock"])
 def test_a_cache_entry_lock_not_taken_in_time_is_the_cache_and_a_lock_left_behind(said):
+    # (At error level: the warning a finished run went past is no failure, test_a_warning_a_finished_run_...)
     findings = analyze_text(CACHE_LOCK.format(said=said, entry="b666845a7aea2944843cb854c72195de")).findings
     assert (findings[0].family, findings[0].hypotheses[0].id) == ("compile-cache-access", "stale-lock-or-partial-entry")
 
 
-def test_a_lock_of_something_other_than_the_cache_is_not_the_caches():
-    log = "WARNING: Lock acquisition timed out for /var/lib/dpkg/lock-frontend\n"
+def test_a_lock_of_something_other_than_the_neuron_cache_is_not_the_caches():
+    log = "ERROR: Lock acquisition timed out for /var/cache/apt/archives/lock\n"
     assert "compile-cache-access" not in _families(log)
 
 
@@ -167,7 +169,7 @@ def test_a_pass_the_compiler_does_not_have_is_its_arguments(said):
 
 
 def test_an_unknown_pass_of_another_tool_is_not_the_compilers_arguments():
-    assert "compiler-arguments" not in _families("ERROR: unknown pass 'lint' for eslint plugin\n")
+    assert "compiler-arguments" not in _families("ERROR: unknown pass 'lint' for the eslint hlo-style plugin\n")
 
 
 @pytest.mark.parametrize("said", [
@@ -204,3 +206,37 @@ def test_a_sigterm_the_scheduler_says_it_sent_ranks_the_scheduler_first():
     findings = analyze_text(log + TORCHRUN_STOPPED.format(signal=15, name="TERM")).findings
     oom = next(f for f in findings if f.family == "host-oom-kill")
     assert oom.hypotheses[0].id == "stopped-from-outside"
+
+
+@pytest.mark.parametrize("log", [
+    # a warning a finished run went past: the lock was broken and the run went on
+    "[W707 10:30:24.516310831 NeuronLogging.h:103] Warning: [Neuron] [WARNING] [torch_neuronx/csrc/core/cache/"
+    "FileLock.cpp:182] Lock acquisition timed out, breaking stale lock path= /tmp/local_cache/locks/ab.lock\n"
+    "Compiler status PASS\nTraining completed successfully.\n",
+    "WARNING:root:pin_memory is not supported on xla device; setting pin_memory=False\nepoch 1 done\n",
+])
+def test_a_warning_a_finished_run_went_past_is_no_failure(log):
+    assert analyze_text(log).failures() == []
+
+
+@pytest.mark.parametrize(("log", "family"), [
+    ("ERROR: Timed out waiting for lock /root/.cache/huggingface/hub/.locks/models--x/ab.lock\n", "compile-cache-access"),
+    ("E graph_partitioner.cc:199 Partition] failed to partition the subgraph for TensorrtExecutionProvider\n",
+     "framework-unsupported-op"),
+    ("ERROR: Unknown HLO pass: my-custom-pass while compiling on CUDA device 0\n", "compiler-arguments"),
+    ("onnxruntime.capi.Fail: model opset 21 is newer than the maximum supported version 20\n", "version-skew"),
+    ("/home/u/app/node_modules/.bin/esbuild: /lib64/libc.so.6: version `GLIBC_2.34' not found "
+     "(required by /home/u/app/node_modules/esbuild/bin/esbuild)\n", "version-skew"),
+    ("ERROR: Cannot uninstall 'PyYAML'. It is a distutils installed project and thus we cannot accurately "
+     "determine which files belong to it\n", "pip-resolution"),
+])
+def test_another_tools_words_are_not_the_neuron_family(log, family):
+    assert family not in _families(log)
+
+
+@pytest.mark.parametrize("ending", ["Backend exited with code -9 and stderr:", "killed by signal 9"])
+def test_a_stage_record_that_reports_how_its_process_ended_places_nothing(ending):
+    log = STAGE_RECORD.format(component="job.WalrusDriver.0", message=ending).replace("ERROR", "CRITICAL")
+    assert "compiler-codegen" not in _families(log)
+    killed = log + "[F137] neuronx-cc was forcibly killed - This most commonly occurs due to insufficient system memory.\n"
+    assert [f.family for f in analyze_text(killed).failures()] == ["host-oom-kill"]

@@ -120,6 +120,8 @@ CASES = [
      {("MPI_TAG", "[1,mpirank:0,algo-1]<stderr>:")}),
     ("prefixes", None, "2024-05-01T10:00:07.123Z\tRuntimeError: x", "start", {("CLOUDWATCH", "2024-05-01T10:00:07.123Z\t")}),
     ("prefixes", None, " 12: RuntimeError: x", "start", {("SRUN_LABEL", " 12: ")}),
+    ("prefixes", None, "[W707 10:30:24.516310831 NeuronLogging.h:103] Warning: [Neuron] lock timed out", "start",
+     {("C10_LOG", "[W707 10:30:24.516310831 NeuronLogging.h:103] Warning: ")}),
     ("prefixes", None, "[    9.892601] neuron:fw_io_execute_request: seq: 2, cmd: 1 timed out", "start",
      {("DMESG", "[    9.892601] ")}),
     ("prefixes", None, "[Tue Jul  8 23:25:50 2025] neuron: loading out-of-tree module", "start",
@@ -260,6 +262,7 @@ NEAR_MISSES = [
     ("traceback", None, "Please see the traceback above", "exception"),
     ("prefixes", None, "RuntimeError: (pid 4242) failed", "start"),  # a wrapper's words inside a line, not in front
     ("prefixes", None, "10:00:07 started", "start"),  # a clock is no task label
+    ("prefixes", None, "[W707 10:30:24] NeuronLogging.h:103 x", "start"),  # PyTorch's logger stamps fractions of a second
     ("prefixes", None, "ERROR  in train:step.py, line 3", "start"),  # pytest's format names file.py:LINE after the logger
     ("prefixes", None, "[9.89] neuron: x", "start"),  # dmesg prints six decimals
     ("prefixes", None, "2024-05-01 10:00:07,123 - train - boom", "start"),  # no level: not the logger's format

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import json
 import io
 from pathlib import Path
 
@@ -93,6 +94,26 @@ def test_skipping_chatter_in_bulk_gives_the_same_records(path, gate_from_the_sta
     and retained lines of reading every line. The sample logs hold every shape the assembler reads."""
     every_line = list(read_lines(str(path))[1])  # a list: no skipping
     assert _records(read_lines(str(path))[1]) == _records(every_line)
+
+
+def test_lines_decoded_into_several_are_numbered_alike_in_bulk_and_line_by_line(tmp_path, gate_from_the_start):
+    """A JSON line holding several escaped lines is numbered into several lines (assemble.py); the bulk skip
+    finds it whatever its words, so the distances between records (how close an interrupt is to the error
+    after it) are the same however the input is read."""
+    stream = json.dumps({"name": "stdout", "output_type": "stream", "text": "".join(f"batch {k}\n" for k in range(6))})
+    text = ("step 1 loss 2.0\n" * 300 + "^C\nKeyboardInterrupt\n" + (stream + "\n") * 12
+            + "2024-Jun-26 07:48:56.000001 11:22 ERROR  NRT:nrt_execute  failed: NRT_EXEC_OOB\n")
+    path = tmp_path / "in.log"
+    path.write_text(text)
+    assert _records(read_lines(str(path))[1]) == _records(list(read_lines(str(path))[1]))
+
+
+def test_past_the_cap_the_lines_of_one_physical_line_keep_their_order(monkeypatch):
+    monkeypatch.setattr(assembler, "MAX_DECODED_LINES", 0)
+    line = json.dumps("Compiling the graph\nERROR: nrt_load status=4 (NRT_RESOURCE)\nloading weights")
+    log, retained = assemble("in.log", [(1, line)])
+    assert [r.text for r in retained] == ["Compiling the graph", "ERROR: nrt_load status=4 (NRT_RESOURCE)", "loading weights"]
+    assert log.decoded_lines == []
 
 
 def test_a_big_log_of_chatter_is_skipped_unread_and_its_failure_found(tmp_path):

@@ -95,6 +95,18 @@ def test_a_pack_template_edited_between_runs_is_matched_as_edited(tmp_path):
     assert recognised(pack_with(new), new) and not recognised(pack_with(new), old)
 
 
+@pytest.mark.parametrize("before", ["", json.dumps({"name": "stdout", "output_type": "stream", "text": "step 1\nstep 2\n"}) + "\n"])
+def test_a_last_line_cut_short_is_matched_by_its_templates_head(tmp_path, before):
+    """A paste that stops mid-line is compared with each template's head, also where a line before it
+    decoded into several (their numbers differ from the physical count the log was read in)."""
+    template = "sprocket registry dropped the nightly snapshot during warehouse sync because the ledger was sealed."
+    pack = write_pack(tmp_path / "pack", PACK_SIGNATURE.replace('patterns = [', f'templates = ["{template}"]\npatterns = [', 1))
+    log = tmp_path / "job.log"
+    log.write_text(before + "2024-05-01 10:00:00 ERROR [widget] sprocket registry dropped the nightly snapshot during warehouse")
+    result = run_cli_text("explain", "--kb", str(pack), str(log), "--format", "json")
+    assert json.loads(result.stdout)["findings"][0]["signature"] == "team-widget-overflow"
+
+
 def test_without_the_pack_its_code_is_unknown(tmp_path):
     assert run_cli("codes", "TEAM_EWID001").returncode == 2
 

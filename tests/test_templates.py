@@ -6,7 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
+from nforensics.knowledge import build, builtin_kb
 from nforensics.pipeline import analyze_text
 
 
@@ -75,3 +78,15 @@ def test_a_coded_message_without_its_hint_is_recognised_by_its_template():
     # The hint alone says nothing about which failure it follows.
     hint = "Recompile the model with fully static input shapes. It failed.\n"
     assert all(f.signature != "ncc-emod025-dynamic-shape" for f in analyze_text(hint).findings)
+
+
+@pytest.mark.parametrize("planted", [[1, 2], {"hbm": [99999]}, {"hbm": [-1]}, {"hbm": "x"}])
+def test_a_damaged_template_index_in_the_cache_is_a_miss(planted, monkeypatch):
+    """The holders kept in the disk cache are checked: a file of another shape recomputes them, never names
+    a wrong signature or stops the run."""
+    from nforensics.knowledge import matcher
+
+    kb = build(builtin_kb().signatures, families=builtin_kb().families)  # a catalogue whose index is not built yet
+    monkeypatch.setattr(matcher, "remember", lambda kind, inputs, compute: planted)
+    templated, holders = kb.template_index
+    assert holders == matcher._template_holders(templated)

@@ -141,6 +141,8 @@ CASES = [
     ("prefixes", None, "[rank3]: ", Unwrapped("")),
     ("prefixes", None, "ERROR 12-10 20:13:47 [engine.py:366] RuntimeError: x", Unwrapped("RuntimeError: x", "ERROR")),
     ("prefixes", None, "2024-01-01 10:00:00,123::WARNING: lock failed", Unwrapped("lock failed", "WARNING")),
+    ("prefixes", None, "[E1203 08:01:02.123456 ProcessGroupNCCL.cpp:42] boom", Unwrapped("boom", "ERROR")),
+    ("prefixes", None, "[W707 10:30:24.516310831 NeuronLogging.h:103] Warning: x", Unwrapped("x", "WARNING")),
     ("prefixes", None, "[WARN ] PyProcess - W-1-model-stderr: RuntimeError: x", Unwrapped("RuntimeError: x")),
     ("prefixes", None, "2024-05-01 10:00:07,123 - train - ERROR - boom", Unwrapped("boom", "ERROR")),
     ("prefixes", None, "INFO     Neuron:model_builder.py:678 Done compilation", Unwrapped("Done compilation", "INFO")),

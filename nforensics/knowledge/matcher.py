@@ -103,6 +103,12 @@ def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines:
     return claims
 
 
+def _last_line(log: ParsedLog) -> int:
+    """The number the input's last line has among the records' (total_lines counts physical lines; the
+    lines one physical line decoded into are numbered apart: ParsedLog.decoded_lines)."""
+    return log.total_lines + sum(more for _, more in log.decoded_lines)
+
+
 TEMPLATE_LINES = 3000  # template matching reads at most the last this many failure lines
 
 
@@ -169,7 +175,12 @@ def template_index(kb: KnowledgeBase) -> tuple[list[tuple[Signature, tuple[str, 
     templated = templates_of(kb)
     every = "\x1e".join("\x1f".join(templates) for _, templates in templated)
     key = hashlib.sha256(every.encode()).hexdigest()
-    return templated, remember("template-holders", [key, *stamp(_TOKENISER_FILES)], lambda: _template_holders(templated))
+    holders = remember("template-holders", [key, *stamp(_TOKENISER_FILES)], lambda: _template_holders(templated))
+    # A file of another shape under that name (damaged, planted) is a miss, never a wrong signature.
+    valid = isinstance(holders, dict) and all(
+        isinstance(numbers, list) and all(isinstance(n, int) and 0 <= n < len(templated) for n in numbers)
+        for numbers in holders.values())
+    return templated, holders if valid else _template_holders(templated)
 
 
 def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, list[int]]:
@@ -266,7 +277,7 @@ def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list
     retained = [line if line.body is None else SourceLine.model_construct(line=line.line, text=line.body) for line in retained]
     candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained, record_lines)
                               + _status_claims(kb, log, retained, record_lines)
-                              + _template_claims(kb, retained, log.total_lines, record_lines))
+                              + _template_claims(kb, retained, _last_line(log), record_lines))
                   if not _contradicted(c, printed)
                   and (c.signature.match.claims_warnings or c.line not in below_error)]
     # A wording claim that contradicts a printed fact is gone already; of the rest the signature first in

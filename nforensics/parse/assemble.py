@@ -54,6 +54,7 @@ from nforensics.parse.state import (
     BIG_FILE_UNGATED_LINES,
     CONTEXT_LINES,
     MAX_DECODED_LINES,
+    MAX_RETAINED,
     MAX_SKELETONS,
     UNGATED_LINES,
 )
@@ -85,7 +86,10 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
             self._feed_piece(first, pieces[0])
             return
         numbers: Iterable[int] = [first] * len(pieces)
-        if len(self.log.decoded_lines) < MAX_DECODED_LINES:
+        if len(self.log.decoded_lines) >= MAX_DECODED_LINES:  # past the cap the lines share a number: keep their order
+            for index, piece in enumerate(pieces[:MAX_RETAINED - len(self.piece_order)]):
+                self.piece_order.setdefault((first, piece), index)
+        else:
             # The lines of text a physical line held (a notebook's stream, a JSON log record with its newlines
             # escaped, a folded traceback) are lines of their own, numbered on from it: one line after another
             # means what it means in any log. Findings get the physical line back (physical_lines).
@@ -307,7 +311,7 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         kept = {(line.line, line.text): line for line in self.retained}
         for number, raw in self.recent:
             kept.setdefault((number, raw), SourceLine.model_construct(line=number, text=raw))
-        return self.log, sorted(kept.values(), key=lambda line: line.line)
+        return self.log, sorted(kept.values(), key=lambda line: (line.line, self.piece_order.get((line.line, line.text), 0)))
 
     def _drop_retyped_codes(self) -> None:
         """A code without its brackets counts while it is all the log has; where the tool printed its own

@@ -181,10 +181,11 @@ def skip_finder(anchors: CatalogueAnchors | None = None) -> LineFinder:
     It is built from the gate's own words: a superset of the per-line gate, never a second list of it.
     Given the catalogue's warning anchors, a warning that holds none of them, and no failure word, code or
     word a quiet line keeps, is passed over as well; without them, every warning is found."""
-    makers = (SHELL_PROMPT_MARK, WAITING_WORD, *WORD_MAKERS)
     # Read as several lines by the assembler (unescaped, unfold_traceback, NRT_RECORD_START): an escaped
-    # newline, a JSON string or object, a quote, glued progress dots, two frames, many colons.
+    # newline, a JSON string or object, a quote, glued progress dots, two frames, many colons. A line that
+    # decodes to several is always found: its lines are numbered apart (assemble.py), in bulk as line by line.
     several = ("\\n", ' File "')
+    makers = (SHELL_PROMPT_MARK, WAITING_WORD, *WORD_MAKERS, *several)
     quiet: tuple[str, ...] = _QUIET_LEVELS
     keep_patterns: tuple[str, ...] = (HTML_ENTITY.pattern, f"(?:[^:\\n]*:){{{SPLIT_COLONS + 1}}}", '(?m)^(?:[.>]|\\s*["{])')
     found = (*_candidate_patterns(), HTML_ENTITY.pattern)
@@ -196,7 +197,7 @@ def skip_finder(anchors: CatalogueAnchors | None = None) -> LineFinder:
     else:
         found = (*found, *map(re.escape, _WARNING_LEVELS))
     return LineFinder(makers, found,
-                      quiet=quiet, head=QUIET_HEAD, unless=(*makers, *several),
+                      quiet=quiet, head=QUIET_HEAD, unless=makers,
                       unless_patterns=(*_patterns(_kept_chatter_words()), *keep_patterns))
 
 

@@ -56,6 +56,7 @@ class AssemblerState:
         self.retained: list[SourceLine] = []  # lines that carried a record or read like a failure
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_CANDIDATES)  # the latest other candidates
         self.decoded_extra = 0  # lines of text beyond the first that physical lines decoded into, so far
+        self.piece_order: dict[tuple[int, str], int] = {}  # past MAX_DECODED_LINES: each shared line's place in it
         self.open_diagnostic: Diagnostic | None = None
         self.unbracketed_codes: set[int] = set()  # lines whose code was printed without its brackets
         self.open_ice: IceReport | None = None

@@ -312,6 +312,9 @@ class EnvironmentShapes(Transformer):
         return EnvSetting(name[1:-1], value[1:-1])  # both quoted: os.environ["XLA_USE_BF16"] = "1"
 
 
+_C10_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}  # PyTorch's C++ logger's level letters
+
+
 class PrefixShapes(Transformer):
     """grammars/prefixes.lark: the producer's own line behind the wrappers ("" when nothing follows them) and
     the level a logger's prefix gave it."""
@@ -329,6 +332,8 @@ class PrefixShapes(Transformer):
                 level = token.rstrip(" -").rsplit(" - ", 1)[-1]
             elif token.type == "PYLOG_BARE":
                 level = token.split(":", 1)[0]
+            elif token.type == "C10_LOG":
+                level = _C10_LEVELS[token[1]]
         own = str(parts[-1] or "")
         # A wrapper puts one space between itself and the line; more is the line's own indentation (a
         # traceback's frames and source lines), which says what the line is.
