@@ -18,7 +18,8 @@ from nforensics.diagnose import diagnose
 from nforensics.diagnose.evidence import Facts
 from nforensics.ingest import read_lines, text_lines
 from nforensics.knowledge import KnowledgeBase, load_kb
-from nforensics.parse import assemble, physical_lines
+from nforensics.line_numbers import physical_lines
+from nforensics.parse import assemble
 from nforensics.parse.gates import CatalogueAnchors
 from nforensics.records import Analysis, ArtifactRead, Evidence, SourceLine
 
@@ -95,7 +96,7 @@ def analyze_lines(source: str, lines: Iterable[tuple[int, str]], *, facts: Facts
 
 def _to_physical_lines(analysis: Analysis, physical: Callable[[int], int]) -> None:
     """Every input line the analysis names, as the physical line of the input (a notebook stream's lines are
-    numbered apart while they are read: nforensics/parse/assemble.py physical_lines). Each record once: one
+    numbered apart while they are read: nforensics/line_numbers.py). Each record once: one
     evidence may be cited by several findings."""
     cited: dict[int, Evidence | ArtifactRead] = {}
     for finding in analysis.findings:

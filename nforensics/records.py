@@ -222,7 +222,7 @@ class ParsedLog(Record):
     # A line of the shape of an earlier one that yielded no record is not parsed again (a flood of one warning):
     # line -> that earlier line, whose reading it shares.
     repeats: dict[int, int] = Field(default_factory=new_dict)
-    decoded_lines: list[tuple[int, int]] = Field(default_factory=new_list)  # parse/assemble.py physical_lines
+    decoded_lines: list[tuple[int, int]] = Field(default_factory=new_list)  # nforensics/line_numbers.py
 
     def with_repeats(self, lines: set[int]) -> set[int]:
         """`lines` and the later lines of their shapes."""

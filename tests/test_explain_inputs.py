@@ -202,7 +202,8 @@ def test_every_line_an_analysis_names_after_a_decoded_line_is_the_physical_one()
 
 
 def test_the_physical_line_of_each_decoded_line():
-    from nforensics.parse import assemble, physical_lines
+    from nforensics.line_numbers import physical_lines
+    from nforensics.parse import assemble
 
     # physical 1 holds 3 lines, 2 is plain, 3 holds 2, 4 is plain
     raw = [json.dumps("a\nb\nc"), "d", json.dumps("e\nf"), "g"]

@@ -15,7 +15,8 @@ from conftest import REPO, counting_reader
 from nforensics import ingest
 from nforensics.ingest import MAX_LINE_CHARS, read_lines, shortened
 from nforensics.linear_regex.lines import LineFinder
-from nforensics.parse import assemble, physical_lines
+from nforensics.line_numbers import physical_lines
+from nforensics.parse import assemble
 
 assembler = importlib.import_module("nforensics.parse.assemble")
 rewrap = importlib.import_module("nforensics.parse.rewrap")

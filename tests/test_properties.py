@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from nforensics.errors import InputError
 from nforensics.ingest import read_lines
-from nforensics.parse import assemble, physical_lines
+from nforensics.line_numbers import physical_lines
+from nforensics.parse import assemble
 from nforensics.pipeline import analyze_lines
 from nforensics.records import TIER_RANK
 from nforensics.redact import Redactor

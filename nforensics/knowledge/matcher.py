@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nforensics import masking
-
 from nforensics.knowledge import KnowledgeBase, compiled, table, wording
 from nforensics.knowledge.disk_cache import remember, stamp
 from nforensics.knowledge.order import code_key
 from nforensics.linear_regex import SearchSet
+from nforensics.line_numbers import last_line
 from nforensics.linear_regex.necessary import regex_words
 from nforensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, template_tokens, tokens
 from nforensics.knowledge.schema import Signature
@@ -101,12 +101,6 @@ def _pattern_claims(kb: KnowledgeBase, retained: list[SourceLine], record_lines:
             end_line, text = _block(retained, index, record_lines)
             claims.append(Claim(kb.signatures[position], line.line, end_line, text))
     return claims
-
-
-def _last_line(log: ParsedLog) -> int:
-    """The number the input's last line has among the records' (total_lines counts physical lines; the
-    lines one physical line decoded into are numbered apart: ParsedLog.decoded_lines)."""
-    return log.total_lines + sum(more for _, more in log.decoded_lines)
 
 
 TEMPLATE_LINES = 3000  # template matching reads at most the last this many failure lines
@@ -277,7 +271,7 @@ def match(kb: KnowledgeBase, log: ParsedLog, retained: list[SourceLine]) -> list
     retained = [line if line.body is None else SourceLine.model_construct(line=line.line, text=line.body) for line in retained]
     candidates = [c for c in (_code_claims(kb, log) + _pattern_claims(kb, retained, record_lines)
                               + _status_claims(kb, log, retained, record_lines)
-                              + _template_claims(kb, retained, _last_line(log), record_lines))
+                              + _template_claims(kb, retained, last_line(log), record_lines))
                   if not _contradicted(c, printed)
                   and (c.signature.match.claims_warnings or c.line not in below_error)]
     # A wording claim that contradicts a printed fact is gone already; of the rest the signature first in

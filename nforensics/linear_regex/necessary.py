@@ -6,7 +6,6 @@ log's warnings are kept by, nforensics/knowledge/matcher.py warning_anchors)."""
 from __future__ import annotations
 
 import re
-
 import sys
 from dataclasses import dataclass
 from typing import Any

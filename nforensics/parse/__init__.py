@@ -1,5 +1,5 @@
 """Text in, records out: the producer grammars applied to an input's lines."""
 
-from nforensics.parse.assemble import assemble, physical_lines
+from nforensics.parse.assemble import assemble
 
-__all__ = ["assemble", "physical_lines"]
+__all__ = ["assemble"]

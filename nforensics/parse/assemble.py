@@ -14,9 +14,7 @@ state.py holds what they share. This module runs the pass and dispatches each pr
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from itertools import accumulate
 
 from nforensics.ingest import LogLines
 from nforensics.parse.blocks import BlockReader
@@ -92,7 +90,7 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         else:
             # The lines of text a physical line held (a notebook's stream, a JSON log record with its newlines
             # escaped, a folded traceback) are lines of their own, numbered on from it: one line after another
-            # means what it means in any log. Findings get the physical line back (physical_lines).
+            # means what it means in any log. Findings get the physical line back (nforensics/line_numbers.py).
             self.log.decoded_lines.append((first, len(pieces) - 1))
             self.decoded_extra += len(pieces) - 1
             numbers = range(first, first + len(pieces))
@@ -333,23 +331,6 @@ def _untwinned(segment: str) -> str:
     if half >= GLUED_TWIN_CHARS and len(segment) % 2 == 0 and segment.startswith(segment[half:]):
         return segment[:half]
     return segment
-
-
-def physical_lines(log: ParsedLog) -> Callable[[int], int]:
-    """The physical line each line number of the log's records stands for: the lines of text one physical
-    line decoded into are numbered on from it (ParsedLog.decoded_lines: each such line's first number and how
-    many more it held), so the lines after it are that many further on."""
-    firsts = [first for first, _ in log.decoded_lines]
-    before = list(accumulate((more for _, more in log.decoded_lines), initial=0))  # extra lines ahead of each
-
-    def physical(line: int) -> int:
-        index = bisect_right(firsts, line) - 1
-        if index < 0:
-            return line
-        first, more = log.decoded_lines[index]
-        return first - before[index] if line <= first + more else line - before[index + 1]
-
-    return physical
 
 
 def assemble(source: str, lines: Iterable[tuple[int, str]],

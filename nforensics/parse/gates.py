@@ -92,7 +92,7 @@ def _shapes() -> tuple[str, ...]:
     some block could start anywhere (first_words found no word), every line is let through."""
     starts = frozenset(compiler_block_starts() + environment_starts())
     anywhere = (r"[^\n]",) if "" in starts else ()
-    return (*anywhere,FAILURE_WORDS.pattern, PRINTED_CODE.pattern, terminal_regex("traceback", "EXC_NAME"),
+    return (*anywhere, FAILURE_WORDS.pattern, PRINTED_CODE.pattern, terminal_regex("traceback", "EXC_NAME"),
             rf"(?:{terminal_regex('traceback', 'NATIVE_INDEX')})[ \t]+\S",
             rf"\((?:{terminal_regex('traceback', 'JAVA_SOURCE')})\)",  # a JVM frame's place: `(PyProcess.java:195)`
             terminal_regex("compiler", "STARS").replace(r"\s*", ""),  # (a scan of many lines: no newline matched)

@@ -156,11 +156,9 @@ class MessageShapes(Transformer):
         return "terminated" if "15" in said else "interrupted"
 
     def signalled(self, parts: Parts) -> str:
-        [said] = parts  # `killed by signal 9`, `terminated by signal SIGKILL`, torchrun's `(exitcode: -9)`
+        [said] = parts  # `killed by signal 9`, `terminated by signal SIGKILL`, torchrun's and vLLM's `-9`
         if code := _EXIT_CODE_OF_SIGNAL.search(said):  # `exit code 137`: 128 + the signal
             signal = str(int(code.group(1)) - 128)
-        elif said.startswith("Failed core proc"):  # vLLM's `{'EngineCore_DP0': -9}`: the negative code is the signal
-            signal = said.rsplit("-", 1)[1]
         else:
             signal = number.group(1) if (number := _SIGNAL.search(said)) else ""
         return {"9": "signal kill", "KILL": "signal kill", "11": "segfault", "SEGV": "segfault"}.get(signal, "abort")
