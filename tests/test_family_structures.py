@@ -240,3 +240,34 @@ def test_a_stage_record_that_reports_how_its_process_ended_places_nothing(ending
     assert "compiler-codegen" not in _families(log)
     killed = log + "[F137] neuronx-cc was forcibly killed - This most commonly occurs due to insufficient system memory.\n"
     assert [f.family for f in analyze_text(killed).failures()] == ["host-oom-kill"]
+
+
+VLLM_FRAMES = ('INFO 07-02 10:00:01 config.py:500] Using the Neuron platform (neuronx-cc 2.16.372.0)\n'
+               'Traceback (most recent call last):\n'
+               '  File "/opt/venv/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 20, in step\n'
+               '    outputs = self.model_executor.execute_model(req)\n'
+               '  File "/opt/venv/lib/python3.10/site-packages/vllm/worker/model_runner.py", line 88, in execute_model\n'
+               '    return self.model_runner.execute_model(batch)\n')
+
+
+def test_an_exception_raised_through_a_model_librarys_frames_is_that_librarys():
+    log = VLLM_FRAMES + "KeyError: 'local_world_size'\n"
+    assert _top(log) == ("model-library-error", "family")
+
+
+def test_an_exception_and_a_librarys_frames_in_two_tracebacks_are_not_one_failure():
+    # The vLLM traceback ended in an error the rule does not name; the KeyError was raised in a user's script.
+    log = (VLLM_FRAMES + "SystemExit: 1\n"
+           'Traceback (most recent call last):\n  File "/home/ubuntu/run.py", line 4, in <module>\n'
+           "    cfg = settings['local_world_size']\nKeyError: 'local_world_size'\n")
+    assert "model-library-error" not in _families(log)
+
+
+def test_a_jvm_exception_is_paired_with_the_frames_printed_under_it():
+    log = ("Caused by: java.util.concurrent.TimeoutException\n"
+           "\tat java.base/java.util.concurrent.CompletableFuture.timedGet(CompletableFuture.java:1960) ~[?:?]\n"
+           "\tat ai.djl.python.engine.PyProcess.startPythonProcess(PyProcess.java:195) ~[python-0.29.0.jar:?]\n"
+           "\tat ai.djl.serving.wlm.WorkerPool.initWorkers(WorkerPool.java:214) ~[wlm-0.29.0.jar:?]\n")
+    assert _top(log) == ("serving-timeout", "family")
+    # The same exception with another program's frames under it is no model server's time-out.
+    assert "serving-timeout" not in _families(log.replace("ai.djl.", "org.acme.").replace("djl", "acme"))

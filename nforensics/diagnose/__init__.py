@@ -10,7 +10,8 @@ import math
 import re
 
 from nforensics.diagnose.evidence import Facts, lines_between, rank_hypotheses
-from nforensics.diagnose.families import UNFINISHED, FamilyFacts, FamilyHit, detect_families
+from nforensics.diagnose.families import FamilyFacts
+from nforensics.diagnose.family_rules import UNFINISHED, FamilyHit, detect_families
 from nforensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from nforensics.diagnose.generic import generic_findings
 from nforensics.diagnose.similar import Match as SimilarMatch

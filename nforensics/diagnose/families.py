@@ -2,24 +2,22 @@
 
 Each family file (knowledge/families/*.toml) lists detect rules over records: the component letters of a
 printed code, NRT statuses, runtime record heads, stack frames placed by module path, the exception that
-ended a traceback, how the process ended, multi-line shapes, and (last) co-occurring concept words. A rule
-holds when all its selectors hold; the strongest selector it used sets the finding's confidence, because
-a code's component letters say more than a word that happens to co-occur with another.
+ended a traceback, how the process ended, multi-line shapes, and (last) co-occurring concept words.
+FamilyFacts gathers what those selectors read, once per input; family_rules.py says when a rule holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from copy import copy
-from dataclasses import dataclass, field
 from functools import cache, cached_property
 
 from nforensics.diagnose.family_words import neuron_context, present, rule_words, whole_words
 from nforensics.diagnose.stages import aborted_stage, place_frame
-from nforensics.knowledge import KnowledgeBase, compiled, table
-from nforensics.knowledge.family_schema import Detect, Family
+from nforensics.knowledge import compiled, table
+from nforensics.knowledge.family_schema import Detect
 from nforensics.knowledge.vocabulary import named
-from nforensics.linear_regex import SearchSet, compile_linear
+from nforensics.linear_regex import Pattern, SearchSet, compile_linear
 from nforensics.masking import mask, mask_ids
 from nforensics.parse.gates import is_levelled_chatter
 from nforensics.parse.kubectl import not_ready
@@ -28,21 +26,7 @@ from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, PythonTraceback, 
 from nforensics.vocabulary import code_parts, reads_as_failure
 
 
-# Recognition confidence by the strongest kind of selector a rule used (see the module docstring).
-SELECTOR_CONFIDENCE = {
-    "code_components": 0.7, "nrt_statuses": 0.65, "structures": 0.6, "runtime_heads": 0.6, "compiler_heads": 0.6,
-    "frame_paths": 0.6, "stages": 0.6,
-    "frame_code": 0.55, "exceptions": 0.55, "raised_in": 0.55, "outcomes": 0.55, "words": 0.5, "context_words": 0.0,
-}
-WILDCARD_CODE_CONFIDENCE = 0.62
-# A stage named by a compiler record's component says where the compiler was, as words say what failed; less
-# than the deepest frame of its crash, so a family whose words say what failed there ranks first.
-RECORD_STAGE_CONFIDENCE = 0.45
 INFORMATION_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
-UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did not end by itself
-NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`, a code) a rule's words may be
-CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
-HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
 CONTINUED_MESSAGE_LINES = 4  # indented lines under an exception read as its message going on
 _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
@@ -58,15 +42,6 @@ _FRAMEWORK_ASSERTION = compile_linear(r"(?i)\bat \"?(?:\.\./)*(?:torch|c10|aten|
                                   r"report a bug to PyTorch")
 
 
-@dataclass
-class FamilyHit:
-    family: Family
-    lines: list[int]
-    confidence: float
-    fields: dict[str, object] = field(default_factory=dict)
-    specificity: int = 1  # how many conditions its rule met: of two equally confident hits, the narrower says more
-
-
 class FamilyFacts:
     """What the detect selectors read, gathered from the records once per input (diagnose builds it once and
     asks it both whether the log is Neuron's at all and which families hold)."""
@@ -78,8 +53,9 @@ class FamilyFacts:
         # (Every frame of a traceback the compiler logged ran in the compiler, the libraries it calls included.)
         # Frames run outermost to innermost, as a Python traceback prints them: a native backtrace, a Go or Java
         # stack and a py-spy dump print the innermost first, so theirs are turned round.
+        self.tracebacks = log.tracebacks
         self.frames: list[Frame] = (
-            [f for t in log.tracebacks for f in t.frames[-DEEPEST_FRAMES if t.printed_by is None else 0:]]
+            _deepest(log.tracebacks)
             + [f for s in log.stacks for f in (s.frames if s.syntax == "torchscript" else s.frames[::-1])])
         # A line reads as a failure by its words, or because its producer printed it at an error level
         # (glog `F ... Unknown flags in XLA_FLAGS` says nothing failed in so many words).
@@ -225,16 +201,14 @@ class FamilyFacts:
 
     def exceptions(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         patterns = [compiled(p) for p in rule.exceptions]
-        for traceback in reversed(self.log.tracebacks):
-            # A class printed with its module (`pydantic_core._pydantic_core.ValidationError`) is that class.
-            names = {traceback.exception, traceback.exception.rsplit(".", 1)[-1]} if traceback.exception else set()
-            if any(p.search(name) for p in patterns for name in names):
+        for traceback in reversed(self.tracebacks):
+            if _ended_in(traceback, patterns):
                 return [traceback.end_line], {"exception": traceback.exception}
         return None
 
     def raised_in(self, rule: Detect) -> tuple[list[int], dict[str, object]] | None:
         patterns = [compiled(p) for p in rule.raised_in]
-        for traceback in reversed(self.log.tracebacks):
+        for traceback in reversed(self.tracebacks):
             innermost = traceback.frames[-1] if traceback.frames and traceback.exception else None
             if innermost is not None and any(p.search(innermost.file) for p in patterns):
                 return [innermost.line or traceback.end_line], {"raised_in": innermost.package_path}
@@ -286,6 +260,18 @@ class FamilyFacts:
         narrowed.wrapped_messages = [m for m in self.wrapped_messages if wanted(m[0])]
         return narrowed
 
+    def raising(self, rule: Detect) -> FamilyFacts:
+        """The same facts with only the tracebacks that ended in one of the rule's exceptions, and their frames:
+        a rule naming an exception and where it passed (`KeyError` through `vllm/`) means one traceback, not a
+        KeyError in one place and a vLLM frame in another."""
+        patterns = [compiled(p) for p in rule.exceptions]
+        narrowed = copy(self)
+        narrowed.tracebacks = [t for t in self.tracebacks if _ended_in(t, patterns)]
+        # A JVM prints an exception's frames under it, innermost first: its stack record starts on the next line.
+        ends = {t.end_line + 1 for t in narrowed.tracebacks if not t.frames}
+        narrowed.frames = _deepest(narrowed.tracebacks) + [f for s in self.log.stacks if s.line in ends for f in s.frames[::-1]]
+        return narrowed
+
     @cached_property
     def _placed_elsewhere(self) -> set[int]:
         """Lines of frames (C's assert() line is one) whose file knowledge/stages.toml places outside the
@@ -331,53 +317,6 @@ class FamilyFacts:
         return ([], {}) if held else None
 
 
-_SELECTORS = (
-    ("code_components", FamilyFacts.code_components), ("nrt_statuses", FamilyFacts.nrt_statuses),
-    ("structures", FamilyFacts.structures), ("runtime_heads", FamilyFacts.runtime_heads),
-    ("compiler_heads", FamilyFacts.compiler_heads), ("frame_paths", FamilyFacts.frame_paths), ("stages", FamilyFacts.stages),
-    ("frame_code", FamilyFacts.frame_code), ("exceptions", FamilyFacts.exceptions), ("raised_in", FamilyFacts.raised_in),
-    ("outcomes", FamilyFacts.outcomes_),
-    ("words", FamilyFacts.words), ("context_words", FamilyFacts.context_words),
-)
-
-
-def _near(records: list[int]) -> Callable[[int], bool]:
-    lines = tuple(records)
-    return lambda n: any(abs(n - line) <= NEAR_RECORD_LINES for line in lines)
-
-
-def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, object], float, int] | None:
-    lines: list[int] = []
-    fields: dict[str, object] = {}
-    confidence = 0.0
-    heads: list[int] = []
-    specificity = max(0, len(rule.words) - 1) + bool(rule.signals)  # each selector, group past the first, signal
-    for name, selector in _SELECTORS:
-        if not getattr(rule, name):
-            continue
-        specificity += 1
-        if name == "words" and heads:
-            # Words that say what a runtime or compiler record (or a coded diagnostic) failed at are printed around it, not
-            # anywhere in a long log (a warning at start-up is no cause of an error an hour later).
-            facts = facts.keeping(_near(heads))
-        held = selector(facts, rule)
-        if held is None:
-            return None
-        if name in ("runtime_heads", "compiler_heads", "code_components"):
-            heads += held[0]
-        lines += held[0]
-        fields = held[1] | fields
-        placed_by_record = name == "stages" and "crash_component" not in held[1]
-        confidence = max(confidence, RECORD_STAGE_CONFIDENCE if placed_by_record else SELECTOR_CONFIDENCE[name])
-    if rule.context_words:
-        confidence = min(confidence, CONTEXT_CONFIDENCE)
-    if rule.outcomes and set(rule.outcomes) <= UNFINISHED:
-        confidence = HANG_CONFIDENCE  # (or the paste was cut, or someone was impatient)
-    elif "*" in rule.code_components:  # any component: a family that names the component says more
-        confidence = min(confidence, WILDCARD_CODE_CONFIDENCE)
-    return sorted(set(lines)), fields, confidence, specificity
-
-
 @cache
 def _accelerator(which: str) -> SearchSet:
     """knowledge/accelerators.toml's patterns for runs on another accelerator ("other") or on Neuron
@@ -385,16 +324,13 @@ def _accelerator(which: str) -> SearchSet:
     return SearchSet(table("accelerators")[which]["patterns"])
 
 
-def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
-    """Every family with a rule that holds, with the lines behind it and the fields its selectors read."""
-    errors_only = facts.keeping(lambda n: n not in facts.below_error)
-    hits = []
-    for family in kb.families.values():
-        best: tuple[list[int], dict[str, object], float, int] | None = None
-        for rule in family.detect:
-            held = _rule_hit(facts if family.claims_warnings or rule.words_in_warnings else errors_only, rule)
-            if held is not None and (best is None or held[2:] > best[2:]):
-                best = held
-        if best is not None:
-            hits.append(FamilyHit(family, best[0], best[2], best[1], best[3]))
-    return hits
+def _ended_in(traceback: PythonTraceback, patterns: list[Pattern]) -> bool:
+    """The traceback ended in an exception of one of these classes; a class printed with its module
+    (`pydantic_core._pydantic_core.ValidationError`) is that class."""
+    names = (traceback.exception, traceback.exception.rsplit(".", 1)[-1]) if traceback.exception else ()
+    return any(p.search(name) for p in patterns for name in names)
+
+
+def _deepest(tracebacks: list[PythonTraceback]) -> list[Frame]:
+    """Where each traceback ended is where it failed: its deepest frames (all of one the compiler logged)."""
+    return [f for t in tracebacks for f in t.frames[-DEEPEST_FRAMES if t.printed_by is None else 0:]]
