@@ -271,3 +271,19 @@ def test_a_jvm_exception_is_paired_with_the_frames_printed_under_it():
     assert _top(log) == ("serving-timeout", "family")
     # The same exception with another program's frames under it is no model server's time-out.
     assert "serving-timeout" not in _families(log.replace("ai.djl.", "org.acme.").replace("djl", "acme"))
+
+
+TORCHSCRIPT_UNKNOWN_OP = ("Could not find any similar ops to neuron::forward_1. This op may not exist or may not be "
+                          "currently supported in TorchScript.")
+
+
+@pytest.mark.parametrize("said", [f"RuntimeError: \nUnknown builtin op: neuron::forward_1.\n{TORCHSCRIPT_UNKNOWN_OP}",
+                                  TORCHSCRIPT_UNKNOWN_OP])  # (a paste may keep only its second line)
+def test_torchscript_not_knowing_the_neuron_operator_is_the_framework_package_not_loaded(said):
+    assert _top(said + "\n") == ("framework-plugin-setup", "family")
+
+
+@pytest.mark.parametrize("said", ["RuntimeError: No such operator neuron::forward_v2_0",
+                                  "Could not find any similar ops to aten::my_custom_gelu."])
+def test_an_operator_torch_neuron_asked_for_or_of_another_namespace_is_not_the_package_missing(said):
+    assert "framework-plugin-setup" not in _families(said + "\n")
