@@ -178,6 +178,16 @@ def jupyter_stream(text: str, rng: random.Random) -> str:
     return json.dumps(cell) + "\n"
 
 
+def json_records(text: str, rng: random.Random) -> str:
+    """Ship every line as a JSON record beside its metadata (Docker's json-file driver, Kubernetes, a JSON logger)."""
+    lines, tail = _lines(text)
+    key = rng.choice(["log", "message"])
+    records = [json.dumps({"log": f"{line}\n", "stream": "stderr", "time": f"2024-05-01T10:00:{n % 60:02d}.123456789Z"}
+                          if key == "log" else {"time": f"2024-05-01T10:00:{n % 60:02d}Z", "level": "info", "message": line})
+               for n, line in enumerate(lines)]
+    return _join(records, tail)
+
+
 # --- glued and interleaved output ------------------------------------------------------------------------
 
 def progress_dots(text: str, rng: random.Random) -> str:
@@ -299,6 +309,7 @@ PERTURBATIONS: dict[str, Perturbation] = {
     "torchrun_prefix": torchrun_prefix,
     "jupyter_cell": jupyter_cell,
     "jupyter_stream": jupyter_stream,
+    "json_records": json_records,
     "progress_dots": progress_dots,
     "interleave_two_processes": interleave_two_processes,
     "drop_ncc_prefix": drop_ncc_prefix,

@@ -499,6 +499,28 @@ def test_what_a_reply_or_a_web_page_did_to_a_line_is_undone(pasted, line):
     assert unescaped(pasted) == [line]
 
 
+SHIPPED = "ERROR  TDRV:tdrv_init  Failed to open /dev/neuron0"
+
+
+@pytest.mark.parametrize("record", [
+    # Docker's json-file driver and Kubernetes' node logs: the line (with its newline) beside its metadata
+    f'{{"log":"{SHIPPED}\\n","stream":"stderr","time":"2024-03-18T14:20:45.123456789Z"}}',
+    # a JSON logger's record
+    f'{{"time": "2024-03-18T14:20:45Z", "level": "error", "message": "{SHIPPED}"}}',
+    # a notebook's stream, one string a line
+    f'"{SHIPPED}\\n",',
+])
+def test_a_shipped_record_gives_its_line_alone(record):
+    assert unescaped(record) == [SHIPPED]
+
+
+def test_a_log_shipped_as_json_records_is_read_as_the_log():
+    log = ("2024-Jun-26 09:10:11.123456 4242:4242 ERROR  NRT:nrt_allocate_neuron_cores  "
+           "NeuronCore(s) not available - Requested:1 Available:0\n")
+    shipped = json.dumps({"log": log, "stream": "stderr", "time": "2024-06-26T09:10:11.1Z"}) + "\n"
+    assert _top_family(shipped) == _top_family(log) == "neuroncores-in-use"
+
+
 @pytest.mark.parametrize("line", [
     ">>> torch_neuronx.trace(model, example)",  # Python's prompt is no quote
     "=> [NCC_IXLV002] in the cache",

@@ -31,6 +31,7 @@ _ESCAPE_STARTS = ("\x1b", "#033[", "\\033[", "\\x1b[", "^[[")
 WORD_MAKERS = (*_ESCAPE_STARTS, "\\u", "\xa0")
 _JSON_MEMBER = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*")\s*,?$')
 _JSON_NOT_LOG = frozenset({"ename", "evalue", "output_type", "name"})
+_JSON_LOG_KEYS = ("traceback", "text", "log", "message", "msg", "MESSAGE")  # the first a record has holds its line
 # A Markdown or e-mail quote (`> `, `> > `); not Python's `>>>` prompt.
 _QUOTE_MARKS = re.compile(r"^(?:>(?: |$))+")
 HTML_ENTITY = re.compile(r"&(?:quot|gt|lt|amp|apos|nbsp|#39|#x27|#34|#62|#60);")
@@ -61,7 +62,8 @@ def unescaped(raw: str) -> list[str]:
     if stripped[:1] == '"' or stripped[:1] == "{" and stripped[-1:] == "}":
         decoded = _json_strings(stripped)
         if decoded is not None:
-            text = decoded
+            # (A shipped line keeps its own newline: the end of the line, not an empty one after it.)
+            text = decoded[:-1] if decoded.endswith("\n") else decoded
     pieces = text.split("\\n") if "\\n" in text else text.split("\n")
     return [_ANSI_ESCAPE.sub("", piece) for piece in pieces] if any(e in text for e in _ESCAPE_STARTS) else pieces
 
@@ -81,7 +83,9 @@ def _json_strings(text: str) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
-        log = [value[k] for k in ("traceback", "text") if k in value] or list(value.values())
+        # A log shipper's record keeps the line under one key beside its metadata (Docker's json-file and
+        # Kubernetes' `{"log": ..., "stream": "stderr", "time": ...}`, a JSON logger's `message`): only the line.
+        log = [value[k] for k in _JSON_LOG_KEYS if k in value][:1] or list(value.values())
         strings = [v for v in log if isinstance(v, str)]
         strings += [item for v in log if isinstance(v, list) for item in v if isinstance(item, str)]
         return "\n".join(strings) if strings else None
