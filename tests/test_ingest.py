@@ -135,7 +135,7 @@ def test_a_big_log_of_chatter_is_skipped_unread_and_its_failure_found(tmp_path):
 @pytest.mark.parametrize("line", [  # (no word that keeps a quiet line anyway: no "rror", "ail", "illed" ...)
     '  "2024-01-01 10:00:00 INFO  NRT:nrt_load loaded\\n[NCC_EVRF009] too big",',  # notebook JSON, indented
     "2024-01-01 10:00:00 INFO  NRT:nrt_load loaded\\nTraceback (most recent call last):",  # an escaped newline
-    '{"log": "2024-01-01 10:00:00 INFO NRT up", "next": "WARNING NRT_TIMEOUT on load"}',
+    '{"log": "2024-01-01 10:00:00 INFO NRT up\\nWARNING NRT_TIMEOUT on load\\n", "stream": "stderr"}',  # shipped
     '2024 INFO NRT  File "a.py", line 1, in f  File "b.py", line 2, in g  WARNING: NRT_TIMEOUT',
     "2024-Jun-26 07:48:56.000001 11:22 INFO  NRT:a ok2024-Jun-26 07:48:56.000002 11:22 WARN  TDRV:b [NCC_EVRF009] x",
 ])
