@@ -23,7 +23,7 @@ Severity = Literal["error", "warning", "note"]
 # or by a code's component letters, a resemblance to known cases only, or a fallback that explains the parts.
 Tier = Literal["exact", "family", "similar", "generic"]
 TIER_RANK: dict[str, int] = {"exact": 0, "family": 1, "similar": 2, "generic": 3}
-FrameSyntax = Literal["python", "ipython", "native", "torchscript", "go", "java", "pyspy", "root"]
+FrameSyntax = Literal["python", "ipython", "rich", "native", "torchscript", "go", "java", "pyspy", "root"]
 OutcomeKind = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted", "cut"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "note": 2}  # most severe first
 # Error levels as each producer spells them: compiler/NRT words, glog letters, logrus (neuron-profile) stems.

@@ -92,6 +92,12 @@ CASES = [
      {("PATH", '"neuronxcc/driver/jobs/WalrusDriver.py"'), ("LINENO", "232"), ("FUNC", "run")}),
     ("traceback", None, "File /opt/x/trace.py:309, in trace(model)", "ipython_frame", {("IPY_PATH", "/opt/x/trace.py")}),
     ("traceback", None, "Cell In[12], line 4", "ipython_cell", {("CELL", "[12]"), ("LINENO", "4")}),
+    ("traceback", None, "│ /opt/venv/site-packages/optimum/neuron/training_args.py:82 in __post_init__      │", "rich_frame",
+     {("RICH_PATH", "/opt/venv/site-packages/optimum/neuron/training_args.py"), ("LINENO", "82"), ("RICH_FUNC", "__post_init__")}),
+    ("traceback", None, "│ /home/u/run_glue.py:622                                                         │", "rich_frame",
+     {("RICH_PATH", "/home/u/run_glue.py"), ("LINENO", "622")}),  # `in <module>` pushed onto the next line
+    ("traceback", None, "╭──────── Traceback (most recent call last) ────────╮", "python_header",
+     {("RICH_HEADER", "╭──────── Traceback (most recent call last) ────────╮")}),
     ("traceback", None, ".../site-packages/optimum/modeling_base.py in from_pretrained(cls, model_id, export)",
      "ipython_legacy_frame", {("IPY_LEGACY_PATH", ".../site-packages/optimum/modeling_base.py")}),
     ("traceback", None, "<ipython-input-8-6a82917494e1> in <cell line: 2>()", "ipython_legacy_frame",
@@ -253,6 +259,9 @@ NEAR_MISSES = [
     ("traceback", None, 'File "a.py" was not found', "frame"),
     ("traceback", None, "File /opt/x/trace.py, in trace", "ipython_frame"),  # no :line
     ("traceback", None, "Cell In twelve", "ipython_cell"),
+    ("traceback", None, "│ Sub-Pass  │ Illegal Instructions Detected │ New Instructions Generated │", "rich_frame"),  # a table
+    ("traceback", None, "│ see run_glue.py:622 in the script   │", "rich_frame"),  # prose before the path
+    ("traceback", None, "│ step:10                     │", "rich_frame"),  # a table's row: no Python file
     ("traceback", None, "model.py in the folder is old", "ipython_legacy_frame"),  # prose: no call after `in`
     ("traceback", None, "model.py in main", "ipython_legacy_frame"),  # a function is called: parentheses
     ("traceback", None, "#include <stdio.h>", "native_frame"),

@@ -592,3 +592,36 @@ def test_a_py_spy_dump_is_a_running_processs_stack_and_a_hang_in_the_operation_i
     assert [o.operation for o in _parse(collective).outcomes] == ["collectives"]
     # the same functions quoted in prose are no stack: nothing hangs
     assert not _parse("The error is raised in remove and compile_subgraph of torch/fx/graph.py.\n").outcomes
+
+
+RICH_PANEL = """\
+╭───────────────────── Traceback (most recent call last) ──────────────────────╮
+│ /home/ubuntu/run.py:12 in <module>                                           │
+│                                                                              │
+│    11 model = NeuronModelForCausalLM.from_pretrained(MODEL)                  │
+│ ❱  12 print(model.generate(**inputs))                                        │
+│                                                                              │
+│ /opt/venv/lib/python3.10/site-packages/neuronx_distributed_inference/models/m │
+│ odel_base.py:410 in generate                                                 │
+│                                                                              │
+│ ❱ 410 │   │   bucket = self.buckets[input_len]                               │
+╰──────────────────────────────────────────────────────────────────────────────╯
+KeyError: 4096
+"""
+
+
+def test_rich_traceback_panel_gives_its_frames_and_their_failing_lines():
+    [traceback] = _parse(RICH_PANEL).tracebacks
+    assert [(f.package_path, f.lineno, f.syntax) for f in traceback.frames] == [
+        ("run.py", 12, "rich"), ("neuronx_distributed_inference/models/model_base.py", 410, "rich")]
+    assert traceback.frames[0].function == "<module>" and traceback.frames[0].code == "print(model.generate(**inputs))"
+    assert traceback.exception == "KeyError"
+    # Every row of the panel is exactly the terminal's width: a border ends it, however many rows are that long.
+    assert len(_parse(RICH_PANEL).tracebacks) == 1 and _parse(RICH_PANEL).tracebacks[0].end_line == 12
+
+
+def test_a_rich_traceback_through_a_model_librarys_frames_is_that_librarys():
+    # (rich folds a path too long for its panel mid-word; the row above holds the path's start)
+    log = "INFO: compiled for Neuron (neuronx-cc 2.16.372.0)\n" + RICH_PANEL
+    assert _top_family(log) == "model-library-error"
+    assert _top_family(log.replace("neuronx_distributed_inference/models/m", "acme_serving/models/m_")) != "model-library-error"

@@ -75,6 +75,17 @@ def test_a_banner_padded_to_the_width_ends_its_line():
     assert [text for _, text in Rejoined(enumerate(lines, 1))] == lines
 
 
+def test_rows_of_a_box_drawn_to_the_width_end_at_its_border():
+    # rich's traceback panel and the compiler's tables are drawn to the terminal's width, every row of it
+    rows = ["╭" + "─" * 20 + " Traceback (most recent call last) " + "─" * 23 + "╮",
+            "│ /home/ubuntu/run.py:12 in <module>" + " " * 43 + "│", "│" + " " * 78 + "│",
+            "│ ❱  12 print(model.generate(**inputs))" + " " * 40 + "│", "╰" + "─" * 78 + "╯", "KeyError: 4096"]
+    assert {len(row) for row in rows[:-1]} == {80}
+    assert [text for _, text in Rejoined(enumerate(rows, 1))] == rows
+    # (the same rows without their right border are a wrapped paste, joined)
+    assert len(list(Rejoined(enumerate([r[:-1] + "x" for r in rows[:-1]] + rows[-1:], 1)))) < len(rows)
+
+
 def test_a_paste_indented_as_a_whole_is_set_back_to_its_own_margin():
     """A Markdown code block indents every line by four spaces; the log's own indentation comes after it."""
     log = ("2024-Jan-01 10:00:00.000100 77:77 ERROR  TDRV:tdrv_init_mla_phase1  Could not open the nd0\n"

@@ -110,6 +110,8 @@ CASES = [
     ("traceback", None, 'File "x.py", line 7', frame("x.py", 7, None)),
     ("traceback", None, "File /opt/x/trace.py:309, in trace(model)", frame("/opt/x/trace.py", 309, "trace(model)", "ipython")),
     ("traceback", None, "Cell In[12], line 4", frame("Cell In[12]", 4, None, "ipython")),
+    ("traceback", None, "│ /opt/x/optimum/neuron/training_args.py:82 in __post_init__   │",
+     frame("/opt/x/optimum/neuron/training_args.py", 82, "__post_init__", "rich")),
     ("traceback", None, "/opt/x/optimum/modeling_base.py in from_pretrained(cls, model_id)",
      frame("/opt/x/optimum/modeling_base.py", None, "from_pretrained(cls, model_id)", "ipython")),
     ("traceback", None, "#3  0x00007f3a1c in neuronxcc::Foo::run() from /opt/x/libwalrus.so",
@@ -222,6 +224,7 @@ NEAR_MISSES = [
     ("traceback", None, "Please see the traceback above", "ExceptionLine"),
     ("traceback", None, 'File "a.py" was not found', "Frame/python"),
     ("traceback", None, "Cell In twelve", "Frame/ipython"),
+    ("traceback", None, "│ neuron-cc:2.14 in use │", "Frame/rich"),  # a version in a table, not a .py path's line
     ("traceback", None, "model.py in the folder is old", "Frame/ipython"),
     ("traceback", None, "#include <stdio.h>", "Frame/native"),
     ("traceback", None, "/home/u/model.py: forward", "Frame/torchscript"),

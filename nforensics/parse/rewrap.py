@@ -32,6 +32,8 @@ _FRAME_GOES_ON = re.compile(r'^[^"\s]*", line \d')
 # A banner padded to the terminal's width (pytest's `===== short test summary info =====`) ends a line; a row
 # of stars cut out of a longer line (the compiler's ICE banner behind its log prefix) does not start with one.
 _PADDED_RULE = re.compile(r"^([=_*#~-])\1\1.*\1\1\1$")
+# So does a row of a box drawn to the width (rich's traceback panel, a table of the compiler's): its border.
+_BOX_BORDER = re.compile(r"[│┃║╮╯┓┛┐┘┤╢]\s*$")
 
 
 def _shape(text: str) -> str:
@@ -43,7 +45,8 @@ def _continues(start: str, piece: str, following: str | None, width: int) -> boo
     """The line that starts with `start` was cut at the width after `piece` (its last piece so far), and
     `following` is the rest of it: not a new record that starts like it (a message repeated with new
     timestamps can be exactly as long as the width by itself)."""
-    if len(piece) != width or following is None or not following.strip() or _PADDED_RULE.search(piece):
+    if (len(piece) != width or following is None or not following.strip() or _PADDED_RULE.search(piece)
+            or _BOX_BORDER.search(piece)):
         return False
     # An indented line is a line of its own (a frame, a source line), unless the cut fell inside a run of
     # padding (an NRT record pads its function name to a column): then the spaces go on in the next line.

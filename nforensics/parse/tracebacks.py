@@ -10,6 +10,14 @@ from nforensics.records import Frame, ProcessOutcome, PythonTraceback, StackTrac
 
 # IPython's numbered source context under a frame; the arrow marks the line that failed.
 _IPYTHON_CONTEXT = compile_linear(r"^\s*(-+>)?\s*\d+\s(.*)$")
+# rich's, inside its panel (`│ ❱ 622 │   main()   │`, the code behind rich's indent guides), after the blank
+# panel line under the frame; and the function of a frame whose path filled the panel's line, on the next one
+# (`│ __post_init__   │`, `│ in <module> │`).
+_RICH_CONTEXT = compile_linear(r"^│\s*(❱)?\s*(?:\d+(?:\s(.*?))?)?\s*│\s*$")
+_RICH_FUNCTION = compile_linear(r"^│ (?:in )?([A-Za-z_<][\w<>.]*)\s*│\s*$")
+# A panel row filled to its inner width (one space of padding before the border): the start of a path too
+# long for the panel, folded mid-word onto the frame's row below.
+_RICH_FOLDED = compile_linear(r"^│ ([^\s│]*/[^\s│]*) │\s*$")
 # What a running process was doing, by the frames it was sampled in (`package/file.py:function`, innermost
 # first): the first frame that names an operation says which one.
 _LIVE_OPERATION = compile_linear(
@@ -37,8 +45,10 @@ class TracebackReader(MessageReader):
                     # IPython names the exception in its header; a paste often stops before the final line.
                     traceback.exception = named
                     self.named_by_header = traceback
-            case Frame(syntax="python" | "ipython"):
+            case Frame(syntax="python" | "ipython" | "rich"):
                 line.line = number
+                if line.syntax == "rich" and len(self.tail) > 1 and (folded := _RICH_FOLDED.match(self.tail[0][1])):
+                    line.file = folded.group(1) + line.file  # (the path's start is on the row above)
                 traceback = self.open_traceback or self._open_traceback(number)
                 # A record's frames run outermost to innermost, however its producer printed them.
                 traceback.frames.insert(0 if traceback is self.innermost_first else len(traceback.frames), line)
@@ -93,19 +103,21 @@ class TracebackReader(MessageReader):
                       component=None)
 
     def _frame_code(self, body: str) -> None:
-        """The source line under a frame: Python prints it indented; IPython prints numbered context lines
-        and marks the failing one with an arrow (`---> 174 result = ...`)."""
+        """The source line under a frame: Python prints it indented; IPython and rich print numbered context
+        lines and mark the failing one with an arrow (`---> 174 result = ...`, `❱ 622 │ main()`)."""
         frame = self.frame_awaiting_code
         assert frame is not None
-        if frame.syntax == "python":
+        if frame.syntax == "rich" and frame.function is None and (wrapped := _RICH_FUNCTION.match(body)):
+            frame.function = wrapped.group(1)
+        elif frame.syntax == "python":
             self.frame_awaiting_code = None
             text = body.strip()
             if body[:1].isspace() and text and not text.startswith(("File ", "^", "~")):
                 frame.code = text
-        elif (context := _IPYTHON_CONTEXT.match(body)) is None:
+        elif (context := (_RICH_CONTEXT if frame.syntax == "rich" else _IPYTHON_CONTEXT).match(body)) is None:
             self.frame_awaiting_code = None
         elif context.group(1):
-            frame.code = context.group(2).strip()
+            frame.code = (context.group(2) or "").lstrip("│ \t").rstrip() or None
             self.frame_awaiting_code = None
 
     def _stack_frame(self, number: int, frame: Frame) -> None:

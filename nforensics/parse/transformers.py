@@ -228,6 +228,11 @@ class TracebackShapes(Transformer):
         return Frame.model_construct(file=path.strip('"'), lineno=int(lineno), function=optional(function),
                                      syntax="ipython", code=None)
 
+    def rich_frame(self, parts: Parts) -> Frame:
+        _bar, path, lineno, function, _end = parts
+        return Frame.model_construct(file=str(path), lineno=_number(lineno), function=str(function) if function else None,
+                                     syntax="rich", code=None)
+
     def ipython_cell(self, parts: Parts) -> Frame:
         cell, lineno = parts
         return Frame.model_construct(file=f"Cell In{cell}", lineno=_number(lineno), function=None, syntax="ipython",
