@@ -287,3 +287,22 @@ def test_torchscript_not_knowing_the_neuron_operator_is_the_framework_package_no
                                   "Could not find any similar ops to aten::my_custom_gelu."])
 def test_an_operator_torch_neuron_asked_for_or_of_another_namespace_is_not_the_package_missing(said):
     assert "framework-plugin-setup" not in _families(said + "\n")
+
+
+NXDI_FRAMES = ('INFO: compiling for Neuron (neuronx-cc 2.16.372.0)\n'
+               'Traceback (most recent call last):\n'
+               '  File "/opt/venv/lib/python3.10/site-packages/optimum/neuron/trainers.py", line 88, in __init__\n'
+               '    super().__init__(model, args=args, **kwargs)\n')
+
+
+@pytest.mark.parametrize("error", ["TypeError: __init__() got an unexpected keyword argument 'max_seq_length'",
+                                   "AttributeError: 'NeuronTrainingArguments' object has no attribute 'ddp_backend'",
+                                   "TypeError: infer_schema() takes 1 positional argument but 2 were given"])
+def test_a_library_calling_an_api_its_neighbours_release_lacks_is_ranked_a_version_mismatch(error):
+    top = analyze_text(NXDI_FRAMES + error + "\n").findings[0]
+    assert (top.family, top.hypotheses[0].id) == ("model-library-error", "library-api-mismatch")
+
+
+def test_a_library_refusing_a_setting_is_not_ranked_a_version_mismatch():
+    top = analyze_text(NXDI_FRAMES + "ValueError: seq_len 8192 is larger than the largest bucket 4096\n").findings[0]
+    assert top.family == "model-library-error" and top.hypotheses[0].id != "library-api-mismatch"
