@@ -90,3 +90,16 @@ def test_a_damaged_template_index_in_the_cache_is_a_miss(planted, monkeypatch):
     monkeypatch.setattr(matcher, "remember", lambda kind, inputs, compute: planted)
     templated, holders = kb.template_index
     assert holders == matcher._template_holders(templated)
+
+
+def test_a_last_line_cut_inside_a_message_is_its_head_but_one_that_goes_on_in_other_words_is_not():
+    exact = "RuntimeError: nrt_execute status=1002, error message=\"Invalid input submitted to exec()\""
+    signatures = lambda log: {f.signature for f in analyze_text(log).findings}  # noqa: E731
+    assert "nrt-exec-bad-input" in signatures(exact + "\n")
+    # the paste stops inside the message (mid-word too): the head it shows is the template's
+    assert "nrt-exec-bad-input" in signatures(exact[:exact.index("submitted") + 6])
+    # a message that shares the head's common words and goes on in words of its own is another message
+    other = ('RuntimeError: NRT Execution error occurred on Neuron for operation=k\n'
+             'error message="NRT EXECUTION FAILED: Failed to load model, Invalid NEFF, instruction, or input"\n'
+             "Note: Neuron errors are reported ")
+    assert "nrt-exec-bad-input" not in signatures(other)

@@ -22,7 +22,7 @@ from nforensics.knowledge.order import code_key
 from nforensics.linear_regex import SearchSet
 from nforensics.line_numbers import last_line
 from nforensics.linear_regex.necessary import regex_words
-from nforensics.knowledge.wording import THRESHOLD, cut_resemblance, resemblance, template_tokens, tokens
+from nforensics.knowledge.wording import THRESHOLD, cut_resemblance, last_token, resemblance, template_tokens, tokens
 from nforensics.knowledge.schema import Signature
 from nforensics.records import Diagnostic, ParsedLog, SourceLine
 from nforensics.vocabulary import reads_as_failure
@@ -142,11 +142,12 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
         line_tokens = tokens(text)
         # A line that ends a sentence or a bracket was not cut: it is a whole message of its own.
         cut = end_line == last_line and not text.rstrip().endswith(_WHOLE_ENDINGS)
-        score_of = cut_resemblance if cut else resemblance
+        last = last_token(text) if cut else None
         candidates = range(len(templated)) if cut else sorted({n for t in line_tokens for n in holders.get(t, ())})
         best: tuple[float, tuple[int, ...], Signature] | None = None
         for signature, templates in (templated[n] for n in candidates):
-            score = max(max(resemblance(t, line_tokens), score_of(t, line_tokens)) for t in templates)
+            score = max(max(resemblance(t, line_tokens), cut_resemblance(t, line_tokens, last) if cut else 0.0)
+                        for t in templates)
             if score < THRESHOLD:
                 continue
             # the closer resemblance wins; at equal resemblance, the signature first in recognition order
