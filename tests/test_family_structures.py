@@ -303,13 +303,20 @@ def test_a_library_calling_an_api_its_neighbours_release_lacks_is_ranked_a_versi
     assert (top.family, top.hypotheses[0].id) == ("model-library-error", "library-api-mismatch")
 
 
+def test_a_value_that_is_none_is_not_ranked_a_version_mismatch():
+    top = analyze_text(NXDI_FRAMES + "AttributeError: 'NoneType' object has no attribute 'shape'\n").findings[0]
+    assert top.family == "model-library-error" and top.hypotheses[0].id != "library-api-mismatch"
+
+
 def test_a_library_refusing_a_setting_is_not_ranked_a_version_mismatch():
     top = analyze_text(NXDI_FRAMES + "ValueError: seq_len 8192 is larger than the largest bucket 4096\n").findings[0]
     assert top.family == "model-library-error" and top.hypotheses[0].id != "library-api-mismatch"
 
 
-def test_nki_named_by_its_modules_is_an_nki_failure():
-    assert _top("RuntimeError: neuronxcc.nki.baremetal failed to run kernel add_kernel\n") == ("nki-kernel-error", "family")
+@pytest.mark.parametrize("said", ["RuntimeError: neuronxcc.nki.baremetal failed to run kernel add_kernel",
+                                  "RuntimeError: nki_flash_attn_func failed: head_dim 256 not supported"])
+def test_nki_named_by_its_modules_or_a_kernels_name_is_an_nki_failure(said):
+    assert _top(said + "\n") == ("nki-kernel-error", "family")
 
 
 def test_the_runtime_failing_to_load_an_operation_named_nki_something_is_the_runtimes():

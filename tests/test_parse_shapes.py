@@ -514,6 +514,16 @@ def test_a_shipped_record_gives_its_line_alone(record):
     assert unescaped(record) == [SHIPPED]
 
 
+@pytest.mark.parametrize(("record", "lines"), [
+    ('{"log": "first\\nsecond\\n", "stream": "stderr"}', ["first", "second"]),  # its own newline ends it
+    ('{"levelname": "ERROR", "message": "training failed", "exc_info": "Traceback (most recent call last):\\nKeyError: 4"}',
+     ["training failed", "Traceback (most recent call last):", "KeyError: 4"]),  # the traceback beside the message
+    ('{"log": {"level": "error"}, "message": "NRT:nrt_load failed"}', ["NRT:nrt_load failed"]),  # ECS: log is metadata
+])
+def test_a_shipped_record_keeps_its_line_and_the_error_beside_it(record, lines):
+    assert unescaped(record) == lines
+
+
 def test_a_log_shipped_as_json_records_is_read_as_the_log():
     log = ("2024-Jun-26 09:10:11.123456 4242:4242 ERROR  NRT:nrt_allocate_neuron_cores  "
            "NeuronCore(s) not available - Requested:1 Available:0\n")
@@ -618,6 +628,25 @@ def test_rich_traceback_panel_gives_its_frames_and_their_failing_lines():
     assert traceback.exception == "KeyError"
     # Every row of the panel is exactly the terminal's width: a border ends it, however many rows are that long.
     assert len(_parse(RICH_PANEL).tracebacks) == 1 and _parse(RICH_PANEL).tracebacks[0].end_line == 12
+
+
+def test_the_source_lines_a_rich_panel_quotes_are_code_not_failures():
+    quoted = RICH_PANEL.replace("│ ❱ 410 │   │   bucket = self.buckets[input_len]                               │",
+                                '│   409 │   │   raise RuntimeError("Failed to allocate device memory on the    │\n'
+                                "│ ❱ 410 │   │   bucket = self.buckets[input_len]                               │")
+    assert quoted != RICH_PANEL
+    log = "INFO: compiled for Neuron (neuronx-cc 2.16.372.0)\n" + quoted
+    assert _top_family(log) == "model-library-error"
+
+
+@pytest.mark.parametrize("prefix", ["", "[rank0]: ", "app-1  | "])
+def test_a_path_rich_folded_over_several_rows_is_joined_behind_any_prefix(prefix):
+    folded = RICH_PANEL.replace(
+        "│ /opt/venv/lib/python3.10/site-packages/neuronx_distributed_inference/models/m │",
+        "│ /opt/venv/lib/python3.10/site-packages/neuronx_distrib │\n│ uted_inference/models/m │")
+    log = "".join(prefix + line + "\n" for line in folded.splitlines())
+    frames = _parse(log).tracebacks[0].frames
+    assert frames[-1].package_path == "neuronx_distributed_inference/models/model_base.py"
 
 
 def test_a_rich_traceback_through_a_model_librarys_frames_is_that_librarys():

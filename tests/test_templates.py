@@ -98,6 +98,7 @@ def test_a_last_line_cut_inside_a_message_is_its_head_but_one_that_goes_on_in_ot
     assert "nrt-exec-bad-input" in signatures(exact + "\n")
     # the paste stops inside the message (mid-word too): the head it shows is the template's
     assert "nrt-exec-bad-input" in signatures(exact[:exact.index("submitted") + 6])
+    assert "nrt-exec-bad-input" in signatures(exact[:exact.index(" to exec") + 2])  # inside a short word, "to"
     # a message that shares the head's common words and goes on in words of its own is another message
     other = ('RuntimeError: NRT Execution error occurred on Neuron for operation=k\n'
              'error message="NRT EXECUTION FAILED: Failed to load model, Invalid NEFF, instruction, or input"\n'

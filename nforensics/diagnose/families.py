@@ -30,6 +30,9 @@ INFORMATION_LEVELS = frozenset({"INFO", "DEBUG", "TRACE"})
 DEEPEST_FRAMES = 3  # of a Python traceback, the frames that say where it failed
 CONTINUED_MESSAGE_LINES = 4  # indented lines under an exception read as its message going on
 _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6: "abort", 134: "abort"}
+# The runtime's error names the graph operation it ran (torch-neuronx: "NRT Execution error occurred on Neuron
+# for operation=nki_kernel_global"): the graph's name for it, no word of what failed.
+_OPERATION = compile_linear(r"\boperation=\S+")
 _MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
 # Hugging Face's lazy modules re-raise an import failure as "Failed to import optimum.neuron.modeling because of
 # the following error ...: No module named 'optimum.exporters.neuron'": the importer is named in the message.
@@ -81,7 +84,7 @@ class FamilyFacts:
         # (So is the failure test: a wrapper's level word is the line's level only where the producer gave none.)
         raised = {t.end_line for t in log.tracebacks if t.exception}
         own = [(line, unwrap(line.text.strip()).line) for line in retained]
-        self.failure_lines = [(line.line, mask_ids(body)) for line, body in own
+        self.failure_lines = [(line.line, _OPERATION.sub("operation=<op>", mask_ids(body))) for line, body in own
                               if line.line not in source and line.line not in advice
                               and not (line.line in progress and is_levelled_chatter(line.text))
                               and (line.line in error_level or line.line in raised or reads_as_failure(body))]

@@ -22,7 +22,7 @@ from nforensics.knowledge.order import code_key
 from nforensics.linear_regex import SearchSet
 from nforensics.line_numbers import last_line
 from nforensics.linear_regex.necessary import regex_words
-from nforensics.knowledge.wording import THRESHOLD, cut_resemblance, last_token, resemblance, template_tokens, tokens
+from nforensics.knowledge.wording import THRESHOLD, cut_resemblance, last_word, resemblance, template_tokens, tokens
 from nforensics.knowledge.schema import Signature
 from nforensics.records import Diagnostic, ParsedLog, SourceLine
 from nforensics.vocabulary import reads_as_failure
@@ -142,7 +142,7 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
         line_tokens = tokens(text)
         # A line that ends a sentence or a bracket was not cut: it is a whole message of its own.
         cut = end_line == last_line and not text.rstrip().endswith(_WHOLE_ENDINGS)
-        last = last_token(text) if cut else None
+        last = last_word(text) if cut else None
         candidates = range(len(templated)) if cut else sorted({n for t in line_tokens for n in holders.get(t, ())})
         best: tuple[float, tuple[int, ...], Signature] | None = None
         for signature, templates in (templated[n] for n in candidates):

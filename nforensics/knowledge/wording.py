@@ -55,23 +55,30 @@ def resemblance(template: str, line_tokens: dict[str, float]) -> float:
     return sum(weight for token, weight in wanted if token in line_tokens) / total
 
 
-def last_token(text: str) -> str | None:
-    """The line's last word as `tokens` keys it (None when it has none): where a line cut short stops."""
-    found = [key for token in _TOKEN.findall(mask(text)) if len(key := token.lower().strip(".")) >= 3 and key not in _STOPWORDS]
-    return found[-1] if found else None
+_WORD = re.compile(r"\w+")
+
+
+def last_word(text: str) -> str | None:
+    """The line's last word, lower-cased, however short (None when it has none): where a line cut short stops."""
+    words = _WORD.findall(mask(text).lower())
+    return words[-1] if words else None
+
+
+@cache
+def template_words(template: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(mask(template).lower()))
 
 
 def cut_resemblance(template: str, line_tokens: dict[str, float], last: str | None) -> float:
     """Resemblance of a line cut short (the last line of a paste that stops mid-line) to the head of the
     template: the template up to the last of its tokens the line has, when that head is a real part of it
-    and the line stops there (`last`, its last word, is that token or the start of the next one): a line
-    that goes on past the head in words of its own is another message, not this one cut short."""
+    and the line stops inside the template (`last`, its last word or the part of one before the cut, starts
+    a word of the template): a line that goes on in words of its own is another message, not this one cut."""
     wanted = template_tokens(template)
     found = [i for i, (token, _) in enumerate(wanted) if token in line_tokens]
-    if len(wanted) < MIN_TOKENS or not found:
+    if len(wanted) < MIN_TOKENS or not found or last is None:
         return 0.0
-    following = wanted[found[-1] + 1][0] if found[-1] + 1 < len(wanted) else ""
-    if last is None or not (last == wanted[found[-1]][0] or following.startswith(last)):
+    if not any(word.startswith(last) for word in template_words(template)):
         return 0.0
     head = wanted[: found[-1] + 1]
     head_weight = sum(weight for _, weight in head)

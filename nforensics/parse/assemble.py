@@ -56,7 +56,7 @@ from nforensics.parse.state import (
     MAX_SKELETONS,
     UNGATED_LINES,
 )
-from nforensics.parse.tracebacks import TracebackReader
+from nforensics.parse.tracebacks import RICH_FOLDED, TracebackReader
 from nforensics.records import ERROR_LEVELS, ParsedLog, SourceLine
 
 # A line that starts a record of its own (a level word, a timestamp, a bracketed tag), not the message an
@@ -146,6 +146,8 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         if self.frame_awaiting_code is not None:
             self._frame_code(body)
         self._keep(number, raw, body, bool(block_open), counted_before=before if gated else None)
+        folded = RICH_FOLDED.match(body) if body[:1] == "│" else None
+        self.rich_fold = [*self.rich_fold, folded.group(1)] if folded else []
         if wrapper_level and body.strip() and not block_open and self._record_count() == before:
             # The line's own producer printed no level the grammars read, but its logger's prefix gave one:
             # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error.

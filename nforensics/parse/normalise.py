@@ -32,6 +32,8 @@ WORD_MAKERS = (*_ESCAPE_STARTS, "\\u", "\xa0")
 _JSON_MEMBER = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*")\s*,?$')
 _JSON_NOT_LOG = frozenset({"ename", "evalue", "output_type", "name"})
 _JSON_LOG_KEYS = ("traceback", "text", "log", "message", "msg", "MESSAGE")  # the first a record has holds its line
+# ... and what a JSON logger puts beside it: the exception's traceback, an error, a stack.
+_JSON_ERROR_KEYS = ("exc_info", "exception", "error", "err", "stack_trace", "stacktrace", "stack")
 # A Markdown or e-mail quote (`> `, `> > `); not Python's `>>>` prompt.
 _QUOTE_MARKS = re.compile(r"^(?:>(?: |$))+")
 HTML_ENTITY = re.compile(r"&(?:quot|gt|lt|amp|apos|nbsp|#39|#x27|#34|#62|#60);")
@@ -84,8 +86,10 @@ def _json_strings(text: str) -> str | None:
         return value
     if isinstance(value, dict):
         # A log shipper's record keeps the line under one key beside its metadata (Docker's json-file and
-        # Kubernetes' `{"log": ..., "stream": "stderr", "time": ...}`, a JSON logger's `message`): only the line.
-        log = [value[k] for k in _JSON_LOG_KEYS if k in value][:1] or list(value.values())
+        # Kubernetes' `{"log": ..., "stream": "stderr", "time": ...}`, a JSON logger's `message`): the line and
+        # any traceback or error beside it, not the stream, time and level. (A record with none: every value.)
+        line = [value[k] for k in _JSON_LOG_KEYS if isinstance(value.get(k), (str, list))][:1]
+        log = [*line, *(value[k] for k in _JSON_ERROR_KEYS if isinstance(value.get(k), str))] if line else list(value.values())
         strings = [v for v in log if isinstance(v, str)]
         strings += [item for v in log if isinstance(v, list) for item in v if isinstance(item, str)]
         return "\n".join(strings) if strings else None

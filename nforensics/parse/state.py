@@ -86,6 +86,7 @@ class AssemblerState:
         self.last_text = 0  # line of the last non-blank line
         self.last_prompt = 0  # line of the last shell prompt: a command started there
         self.tail: deque[tuple[int, str]] = deque(maxlen=2)  # the last two non-blank segments: how the log ends
+        self.rich_fold: list[str] = []  # the pieces of a path rich folded over the panel rows read last
         self.waiting: tuple[str, int] | None = None  # the latest "waiting ..." line's shape (digits out), how often
         self.waiting_line = ""  # the latest whole "waiting ..." line
         self.uneventful: dict[str, int] = {}  # the shape of a line that yielded no record -> that line

@@ -14,10 +14,10 @@ _IPYTHON_CONTEXT = compile_linear(r"^\s*(-+>)?\s*\d+\s(.*)$")
 # panel line under the frame; and the function of a frame whose path filled the panel's line, on the next one
 # (`│ __post_init__   │`, `│ in <module> │`).
 _RICH_CONTEXT = compile_linear(r"^│\s*(❱)?\s*(?:\d+(?:\s(.*?))?)?\s*│\s*$")
-_RICH_FUNCTION = compile_linear(r"^│ (?:in )?([A-Za-z_<][\w<>.]*)\s*│\s*$")
-# A panel row filled to its inner width (one space of padding before the border): the start of a path too
-# long for the panel, folded mid-word onto the frame's row below.
-_RICH_FOLDED = compile_linear(r"^│ ([^\s│]*/[^\s│]*) │\s*$")
+_RICH_FUNCTION = compile_linear(r"^│\s+(?:in\s+)?([A-Za-z_<][\w<>.]*)\s*│\s*$")
+# A panel row of one path piece and its padding: the start of a path too long for the panel, folded mid-word
+# onto the rows below it, the last of which is the frame's row.
+RICH_FOLDED = compile_linear(r"^│ ([^\s│]*/[^\s│]*) │\s*$")
 # What a running process was doing, by the frames it was sampled in (`package/file.py:function`, innermost
 # first): the first frame that names an operation says which one.
 _LIVE_OPERATION = compile_linear(
@@ -47,8 +47,8 @@ class TracebackReader(MessageReader):
                     self.named_by_header = traceback
             case Frame(syntax="python" | "ipython" | "rich"):
                 line.line = number
-                if line.syntax == "rich" and len(self.tail) > 1 and (folded := _RICH_FOLDED.match(self.tail[0][1])):
-                    line.file = folded.group(1) + line.file  # (the path's start is on the row above)
+                if line.syntax == "rich" and self.rich_fold:
+                    line.file = "".join(self.rich_fold) + line.file  # (the path's start is on the rows above)
                 traceback = self.open_traceback or self._open_traceback(number)
                 # A record's frames run outermost to innermost, however its producer printed them.
                 traceback.frames.insert(0 if traceback is self.innermost_first else len(traceback.frames), line)
