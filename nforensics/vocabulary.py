@@ -81,13 +81,13 @@ _OPTION_NAMES = compile_linear(r"(?:^|\s)--[A-Za-z][\w-]*")
 
 
 # A numbered source line in rich's traceback panel, the failing one marked `❱`: code, not a message.
-RICH_SOURCE_ROW = compile_linear(r"^│\s*(?:❱\s*)?\d+\s")
+_RICH_SOURCE_ROW = compile_linear(r"^│\s*(?:❱\s*)?\d+\s")
 
 
 def reads_as_failure(text: str) -> bool:
     """The line says something failed (and is not a count of zero failures, a section's heading, a routine
     notice or a numbered source line a rich traceback panel quotes: `│ 410 │ raise RuntimeError("Failed ...`)."""
-    if text[:1] == "│" and RICH_SOURCE_ROW.match(text):
+    if text[:1] == "│" and _RICH_SOURCE_ROW.match(text):
         return False
     if "--" in text:
         text = _OPTION_NAMES.sub(" ", text)

@@ -66,6 +66,7 @@ def last_word(text: str) -> str | None:
 
 @cache
 def template_words(template: str) -> frozenset[str]:
+    """Every word of the masked template, lower-cased, stopwords and short words too (what a cut may stop in)."""
     return frozenset(_WORD.findall(mask(template).lower()))
 
 
