@@ -324,3 +324,16 @@ def test_the_runtime_failing_to_load_an_operation_named_nki_something_is_the_run
            "operation=nki_kernel_global\n"
            'error message="NRT EXECUTION FAILED: Failed to load model, Invalid NEFF, instruction, or input"\n')
     assert _top(log) == ("runtime-neff-load", "family")
+
+
+@pytest.mark.parametrize("said", ["optimum-cli export: error: invalid choice: 'neuron' (choose from 'onnx', 'tflite')",
+                                  "optimum-cli export: error: argument {onnx,tflite}: invalid choice: 'neuron' "
+                                  "(choose from 'onnx', 'tflite')"])
+def test_a_command_line_without_neuron_among_its_choices_lacks_the_neuron_package(said):
+    assert _top(said + "\n") == ("pip-resolution", "family")
+
+
+def test_a_neuron_subcommand_refusing_an_option_is_a_release_mismatch():
+    said = ("optimum-cli neuron cache: error: argument {create,set,add,list}: invalid choice: 'lookup' "
+            "(choose from 'create', 'set', 'add', 'list')")
+    assert _top(said + "\n") == ("version-skew", "family")
