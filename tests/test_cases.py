@@ -80,6 +80,13 @@ def test_a_failure_only_a_public_report_knows_is_tier_similar():
     pytest.fail("no case's own error lines produced a finding of tier similar")
 
 
+def test_a_line_reports_of_several_families_share_names_none_of_them():
+    line = "RuntimeError: The following operation failed in the TorchScript interpreter."
+    holders = {c.family for c in CASES if any(line.split(": ", 1)[1].rstrip(".") in t for t in c.templates)}
+    assert len(holders) > 1  # (runtime execution and runtime init reports both print it)
+    assert not [f for f in analyze_text(line + "\n").findings if f.tier == "similar"]
+
+
 def test_changing_the_telling_word_of_an_error_line_loses_the_resemblance():
     # "No module named 'X'" resembles a report only when X is the same module.
     line = "ModuleNotFoundError: No module named 'neuronxcc'"

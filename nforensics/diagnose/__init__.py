@@ -91,7 +91,10 @@ def _with_similar_reports(findings: list[Finding], log: ParsedLog, retained: lis
         # (`quiet`: lines printed below error level, no failure that a resemblance alone could name.)
         failures = [line for line in retained if line.line not in quiet and reads_as_failure(line.text)][-SIMILAR_TIER_LINES:]
         matches = [m for m in index.search([line.text for line in failures]) if m.case.url not in exclude]
-        if matches and matches[0].closeness >= SIMILAR_TIER_CLOSENESS and matches[0].case.family in kb.families:
+        # A line reports of several families print alike ("The following operation failed in the TorchScript
+        # interpreter") resembles them all and names none.
+        alike = {m.case.family for m in matches if m.closeness >= SIMILAR_TIER_CLOSENESS and m.text == matches[0].text}
+        if len(alike) == 1 and matches[0].closeness >= SIMILAR_TIER_CLOSENESS and matches[0].case.family in kb.families:
             findings = [_similar_finding(matches[0], failures[matches[0].text], log, retained, kb, facts), *findings]
     site = site_text(*failure_site(log))
     for finding in findings[:REPORTED_FINDINGS]:
