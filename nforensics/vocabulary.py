@@ -82,12 +82,16 @@ _OPTION_NAMES = compile_linear(r"(?:^|\s)--[A-Za-z][\w-]*")
 
 # A numbered source line in rich's traceback panel, the failing one marked `❱`: code, not a message.
 _RICH_SOURCE_ROW = compile_linear(r"^│\s*(?:❱\s*)?\d+\s")
+# A row of a framework's operator summary (torch-neuron's `=> aten::embedding: 3 [not supported]`): how a trace
+# split the model between Neuron and CPU, printed by traces that succeed as well; no failure by itself.
+_OPERATOR_SUMMARY_ROW = compile_linear(r"=>\s*[\w:.]+:\s*\d+\s*\[(?:not )?supported\]\s*$")
 
 
 def reads_as_failure(text: str) -> bool:
     """The line says something failed (and is not a count of zero failures, a section's heading, a routine
-    notice or a numbered source line a rich traceback panel quotes: `│ 410 │ raise RuntimeError("Failed ...`)."""
-    if text[:1] == "│" and _RICH_SOURCE_ROW.match(text):
+    notice, a numbered source line a rich traceback panel quotes (`│ 410 │ raise RuntimeError("Failed ...`) or a
+    row of a framework's operator summary)."""
+    if text[:1] == "│" and _RICH_SOURCE_ROW.match(text) or "supported]" in text and _OPERATOR_SUMMARY_ROW.search(text):
         return False
     if "--" in text:
         text = _OPTION_NAMES.sub(" ", text)

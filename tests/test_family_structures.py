@@ -337,3 +337,20 @@ def test_a_neuron_subcommand_refusing_an_option_is_a_release_mismatch():
     said = ("optimum-cli neuron cache: error: argument {create,set,add,list}: invalid choice: 'lookup' "
             "(choose from 'create', 'set', 'add', 'list')")
     assert _top(said + "\n") == ("version-skew", "family")
+
+
+TRACE_SUMMARY = ("INFO:Neuron:The following operations are currently supported in torch-neuron for this model:\n"
+                 "INFO:Neuron: => aten::Int: 96 [supported]\n"
+                 "INFO:Neuron: => aten::embedding: 3 [not supported]\n"
+                 "INFO:Neuron: => aten::linear: 73 [supported]\n"
+                 "INFO:Neuron:Number of arithmetic operators (post-compilation) before = 565, compiled = 562, percent compiled = 99.47%\n")
+
+
+def test_a_frameworks_operator_summary_is_no_failure():
+    # torch-neuron prints it for every trace, those that succeed too: some operators stay on CPU
+    assert _top(TRACE_SUMMARY) == (None, "nothing")
+
+
+def test_an_operator_the_framework_says_it_cannot_run_is_still_one():
+    assert _top(TRACE_SUMMARY + "RuntimeError: aten::embedding is not supported on the Neuron device\n") == (
+        "framework-unsupported-op", "family")
