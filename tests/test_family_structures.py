@@ -354,3 +354,18 @@ def test_a_frameworks_operator_summary_is_no_failure():
 def test_an_operator_the_framework_says_it_cannot_run_is_still_one():
     assert _top(TRACE_SUMMARY + "RuntimeError: aten::embedding is not supported on the Neuron device\n") == (
         "framework-unsupported-op", "family")
+
+
+DAEMON_TIMEOUT = ("Nov 13 00:24:00 ip-10-1-255-226 nrtd[32446]: [hal] request seq: 3, cmd: 1 timed out\n"
+                  "Nov 13 00:24:01 ip-10-1-255-226 nrtd[32446]: [hal] request seq: 3, cmd: 1 timed out\n")
+DAEMON_UP = ("Nov 13 00:24:25 ip-10-1-255-226 nrtd[32446]: [TDRV:tdrv_init_one_mla_phase2] Initialized Inferentia: 0000:00:1f.0\n"
+             "Nov 13 00:24:25 ip-10-1-255-226 nrtd[32446]: [NRTD:RunServer] Server listening on unix:/run/neuron.sock0\n")
+
+
+def test_a_runtime_failure_the_runtime_then_came_up_from_was_passed():
+    assert _top(DAEMON_TIMEOUT) == ("runtime-init-failure", "family")
+    assert "runtime-init-failure" not in _families(DAEMON_TIMEOUT + DAEMON_UP)
+
+
+def test_a_runtime_that_came_up_before_it_failed_still_failed():
+    assert _top(DAEMON_UP + DAEMON_TIMEOUT) == ("runtime-init-failure", "family")

@@ -256,6 +256,11 @@ class FamilyFacts:
                           and ("neff" in prose or "compil" in prose)][:3]
         return (lines, fields) if lines else None
 
+    def said_after(self, groups: list[list[str]], line: int) -> bool:
+        """A kept line after `line` holds a member of every word group (a family's `overcome`)."""
+        patterns = [rule_words(tuple(group)) for group in groups]
+        return any(all(p.search(text) for p in patterns) for number, text in self.text_of.items() if number > line)
+
     def keeping(self, wanted: Callable[[int], bool]) -> FamilyFacts:
         """The same facts with only the failure lines (and wrapped coded messages, by their first line) `wanted`."""
         narrowed = copy(self)

@@ -95,6 +95,6 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
             held = _rule_hit(facts if family.claims_warnings or rule.words_in_warnings else errors_only, rule)
             if held is not None and (best is None or held[2:] > best[2:]):
                 best = held
-        if best is not None:
+        if best is not None and not (family.overcome and best[0] and facts.said_after(family.overcome, max(best[0]))):
             hits.append(FamilyHit(family, best[0], best[2], best[1], best[3]))
     return hits

@@ -85,13 +85,7 @@ class Detect(Strict):
     def _regexes(cls, v: list[str]) -> list[str]:
         return [valid_regex(p) for p in v]
 
-    @field_validator("words", "context_words")
-    @classmethod
-    def _lower(cls, v: list[list[str]]) -> list[list[str]]:
-        v = expand(v)  # "@neuron_packages": a named list of knowledge/vocabulary.toml
-        if any(not group or any(w != w.lower() or not w.strip() for w in group) for group in v):
-            raise ValueError("each words group needs at least one lower-case, non-blank substring")
-        return v
+    _lower = field_validator("words", "context_words")(lambda cls, v: word_groups(v))
 
     @model_validator(mode="after")
     def _something(self) -> "Detect":
@@ -108,6 +102,13 @@ class Detect(Strict):
         if self.words_in_warnings and not (self.words and (self.runtime_heads or self.compiler_heads or self.nrt_statuses)):
             raise ValueError("words_in_warnings needs words and runtime_heads, compiler_heads or nrt_statuses")
         return self
+
+
+def word_groups(v: list[list[str]]) -> list[list[str]]:
+    v = expand(v)  # "@neuron_packages": a named list of knowledge/vocabulary.toml
+    if any(not group or any(w != w.lower() or not w.strip() for w in group) for group in v):
+        raise ValueError("each words group needs at least one lower-case, non-blank substring")
+    return v
 
 
 class FamilyTest(Strict):
@@ -134,6 +135,9 @@ class Family(Strict):
     # first, wherever each was printed (ranks print out of order).
     causes: list[str] = Field(default_factory=new_list)
     claims_warnings: bool = True  # False: lines printed below error level (WARN, INFO) are not this failure
+    # Word groups (as `words`) that, on a line printed after every line of a hit, say the component came up
+    # after all (a daemon that reset a device and then initialised it): the failure was passed, not the end.
+    overcome: list[list[str]] = Field(default_factory=new_list)
     # True: recognised by where a failure was raised (a model library's frames), not by what failed; any
     # other finding of tier exact or family says more, and this family then gives way to it.
     fallback: bool = False
@@ -147,6 +151,7 @@ class Family(Strict):
     test: FamilyTest = Field(default_factory=FamilyTest)
 
     _id_shape = field_validator("id")(lambda cls, v: Signature._id_shape(v))
+    _overcome_words = field_validator("overcome")(lambda cls, v: word_groups(v))
 
     @model_validator(mode="after")
     def _top_known(self) -> "Family":
