@@ -369,3 +369,17 @@ def test_a_runtime_failure_the_runtime_then_came_up_from_was_passed():
 
 def test_a_runtime_that_came_up_before_it_failed_still_failed():
     assert _top(DAEMON_UP + DAEMON_TIMEOUT) == ("runtime-init-failure", "family")
+
+
+TENSORBOARD = ('Traceback (most recent call last):\n'
+               '  File "/home/ubuntu/anaconda3/envs/{env}/bin/tensorboard", line 7, in <module>\n'
+               '    from tensorflow.tensorboard.tensorboard import main\n'
+               "ModuleNotFoundError: No module named 'tensorflow.tensorboard'\n")
+
+
+def test_the_tensorboard_program_failing_in_a_neuron_environment_is_the_profiler_tooling():
+    assert _top(TENSORBOARD.format(env="aws_neuron_tensorflow_p36")) == ("profiler-tools", "family")
+
+
+def test_tensorboard_failing_where_nothing_says_neuron_is_not_neurons_tooling():
+    assert "profiler-tools" not in _families(TENSORBOARD.format(env="tf2_gpu"))
