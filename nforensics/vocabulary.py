@@ -84,7 +84,7 @@ _OPTION_NAMES = compile_linear(r"(?:^|\s)--[A-Za-z][\w-]*")
 _RICH_SOURCE_ROW = compile_linear(r"^│\s*(?:❱\s*)?\d+\s")
 # A row of a framework's operator summary (torch-neuron's `=> aten::embedding: 3 [not supported]`): how a trace
 # split the model between Neuron and CPU, printed by traces that succeed as well; no failure by itself.
-_OPERATOR_SUMMARY_ROW = compile_linear(r"=>\s*[\w:.]+:\s*\d+\s*\[(?:not )?supported\]\s*$")
+_OPERATOR_SUMMARY_ROW = compile_linear(r"^(?:[A-Z]+:[\w.]*:|\[[A-Z]+\])?\s*=>\s*[\w:.]+:\s*\d+\s*\[(?:not )?supported\]\s*$")
 
 
 def reads_as_failure(text: str) -> bool:

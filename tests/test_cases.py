@@ -87,6 +87,15 @@ def test_a_line_reports_of_several_families_share_names_none_of_them():
     assert not [f for f in analyze_text(line + "\n").findings if f.tier == "similar"]
 
 
+def test_the_line_that_says_what_failed_is_resembled_below_a_line_reports_share():
+    shared = "RuntimeError: The following operation failed in the TorchScript interpreter."
+    cause = "RuntimeError: Inconsistent batch sizes found on inputs"
+    own = [c for c in CASES if any(cause.split(": ", 1)[1] in t for t in c.templates)]
+    assert own and len({c.family for c in own}) == 1
+    top = analyze_text(f"{shared}\n{cause}\n").findings[0]
+    assert (top.tier, top.family) == ("similar", own[0].family)
+
+
 def test_changing_the_telling_word_of_an_error_line_loses_the_resemblance():
     # "No module named 'X'" resembles a report only when X is the same module.
     line = "ModuleNotFoundError: No module named 'neuronxcc'"

@@ -383,3 +383,22 @@ def test_the_tensorboard_program_failing_in_a_neuron_environment_is_the_profiler
 
 def test_tensorboard_failing_where_nothing_says_neuron_is_not_neurons_tooling():
     assert "profiler-tools" not in _families(TENSORBOARD.format(env="tf2_gpu"))
+
+
+def test_another_process_or_device_coming_up_or_a_failure_after_it_overcomes_nothing():
+    other_device = DAEMON_UP.replace("0000:00:1f.0", "0000:00:1e.0")
+    failed_device = DAEMON_TIMEOUT.replace("timed out", "timed out on 0000:00:1f.0")
+    assert "runtime-init-failure" in _families(failed_device + other_device)
+    other_process = DAEMON_UP.replace("nrtd[32446]", "nrtd[32447]")
+    assert "runtime-init-failure" in _families(DAEMON_TIMEOUT + other_process)
+    failed_again = DAEMON_TIMEOUT + DAEMON_UP + DAEMON_TIMEOUT.replace("00:24:0", "00:25:0")
+    assert "runtime-init-failure" in _families(failed_again)
+
+
+def test_a_typo_among_choices_that_include_neuron_is_no_missing_package():
+    said = "optimum-cli export: error: invalid choice: 'nuron' (choose from 'onnx', 'tflite', 'neuron')"
+    assert "pip-resolution" not in _families(said + "\n")
+
+
+def test_a_failure_that_ends_like_a_summary_row_is_still_a_failure():
+    assert _top("neuron-cc: compilation failed => aten::_convolution: 1 [not supported]\n") == ("framework-unsupported-op", "family")

@@ -15,7 +15,7 @@ from nforensics.diagnose.family_rules import UNFINISHED, FamilyHit, detect_famil
 from nforensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from nforensics.diagnose.generic import generic_findings
 from nforensics.diagnose.similar import Match as SimilarMatch
-from nforensics.diagnose.similar import case_index, failure_site, similar_reports, site_text
+from nforensics.diagnose.similar import CaseIndex, case_index, failure_site, similar_reports, site_text
 from nforensics.diagnose.versions import resolve_fixed_in
 from nforensics.fact_records import build_record
 from nforensics.knowledge import KnowledgeBase, compiled
@@ -90,12 +90,9 @@ def _with_similar_reports(findings: list[Finding], log: ParsedLog, retained: lis
     if not any(f.tier in ("exact", "family") for f in findings):
         # (`quiet`: lines printed below error level, no failure that a resemblance alone could name.)
         failures = [line for line in retained if line.line not in quiet and reads_as_failure(line.text)][-SIMILAR_TIER_LINES:]
-        matches = [m for m in index.search([line.text for line in failures]) if m.case.url not in exclude]
-        # A line reports of several families print alike ("The following operation failed in the TorchScript
-        # interpreter") resembles them all and names none.
-        alike = {m.case.family for m in matches if m.closeness >= SIMILAR_TIER_CLOSENESS and m.text == matches[0].text}
-        if len(alike) == 1 and matches[0].closeness >= SIMILAR_TIER_CLOSENESS and matches[0].case.family in kb.families:
-            findings = [_similar_finding(matches[0], failures[matches[0].text], log, retained, kb, facts), *findings]
+        lone = _lone_resemblance(index, failures, exclude, kb)
+        if lone is not None:
+            findings = [_similar_finding(lone[0], lone[1], log, retained, kb, facts), *findings]
     site = site_text(*failure_site(log))
     for finding in findings[:REPORTED_FINDINGS]:
         texts = [e.text for e in finding.evidence[:4] if e.text] or [finding.summary]
@@ -103,6 +100,20 @@ def _with_similar_reports(findings: list[Finding], log: ParsedLog, retained: lis
         family = frozenset({finding.family}) if finding.family and finding.tier != "generic" else None
         finding.similar_reports = similar_reports(index, texts, finding.signature, family, exclude)
     return findings
+
+
+def _lone_resemblance(index: CaseIndex, failures: list[SourceLine], exclude: frozenset[str],
+                      kb: KnowledgeBase) -> tuple[SimilarMatch, SourceLine] | None:
+    """The closest public report to a failure line that only reports of one family resemble that closely (the
+    earliest line on a tie). A line reports of several families print alike ("The following operation failed
+    in the TorchScript interpreter", above the message that says what) resembles them all and names none."""
+    best: tuple[SimilarMatch, SourceLine] | None = None
+    for line in failures:
+        close = [m for m in index.search([line.text]) if m.case.url not in exclude and m.closeness >= SIMILAR_TIER_CLOSENESS]
+        if (len({m.case.family for m in close}) == 1 and close[0].case.family in kb.families
+                and (best is None or close[0].closeness > best[0].closeness)):
+            best = (close[0], line)
+    return best
 
 
 def _similar_finding(match: SimilarMatch, line: SourceLine, log: ParsedLog, retained: list[SourceLine],

@@ -33,6 +33,8 @@ _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6
 # The runtime's error names the graph operation it ran (torch-neuronx: "NRT Execution error occurred on Neuron
 # for operation=nki_kernel_global"): the graph's name for it, no word of what failed.
 _OPERATION = compile_linear(r"\boperation=\S+")
+_SYSLOG_PID = compile_linear(r"[\w.-]\[(\d{1,9})\]: ")
+_DEVICE = compile_linear(r"\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]\b|\bnd\d+\b")  # a PCI address, `nd1`
 _MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
 # Hugging Face's lazy modules re-raise an import failure as "Failed to import optimum.neuron.modeling because of
 # the following error ...: No module named 'optimum.exporters.neuron'": the importer is named in the message.
@@ -256,10 +258,27 @@ class FamilyFacts:
                           and ("neff" in prose or "compil" in prose)][:3]
         return (lines, fields) if lines else None
 
-    def said_after(self, groups: list[list[str]], line: int) -> bool:
-        """A kept line after `line` holds a member of every word group (a family's `overcome`)."""
+    def overcome(self, groups: list[list[str]], lines: list[int]) -> bool:
+        """After the last of `lines`, the same process printed lines holding a member of every word group (a
+        family's `overcome`), naming every device the failure named, and nothing failed after them: the log
+        ends with the component up. (Another process or device coming up, or one that fails again, overcame
+        nothing.)"""
         patterns = [rule_words(tuple(group)) for group in groups]
-        return any(all(p.search(text) for p in patterns) for number, text in self.text_of.items() if number > line)
+        last = max(lines)
+        said = [n for n, text in sorted(self.text_of.items()) if n > last and all(p.search(text) for p in patterns)]
+        if not said or any(n > said[-1] for n, _ in self.failure_lines):
+            return False
+        if None not in (process := (self._process(last), self._process(said[-1]))) and process[0] != process[1]:
+            return False
+        failed_on = {d for n in lines for d in _DEVICE.findall(self.text_of.get(n, ""))}
+        came_up = {d for n in said for d in _DEVICE.findall(self.text_of[n])}
+        return not failed_on - came_up
+
+    def _process(self, line: int) -> int | None:
+        """The process that printed a kept line: its record's pid, else a syslog tag's (`nrtd[32446]: `)."""
+        pid = next((e.pid for e in self.log.events if e.line == line and e.pid is not None), None)
+        tagged = _SYSLOG_PID.search(self.text_of.get(line, "")) if pid is None else None
+        return int(tagged.group(1)) if tagged else pid
 
     def keeping(self, wanted: Callable[[int], bool]) -> FamilyFacts:
         """The same facts with only the failure lines (and wrapped coded messages, by their first line) `wanted`."""

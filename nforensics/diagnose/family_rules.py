@@ -91,10 +91,13 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
     hits = []
     for family in kb.families.values():
         best: tuple[list[int], dict[str, object], float, int] | None = None
+        held_lines: list[int] = []  # every line any rule of the family holds: all of them must be overcome
         for rule in family.detect:
             held = _rule_hit(facts if family.claims_warnings or rule.words_in_warnings else errors_only, rule)
-            if held is not None and (best is None or held[2:] > best[2:]):
-                best = held
-        if best is not None and not (family.overcome and best[0] and facts.said_after(family.overcome, max(best[0]))):
+            if held is not None:
+                held_lines += held[0]
+                if best is None or held[2:] > best[2:]:
+                    best = held
+        if best is not None and not (family.overcome and held_lines and facts.overcome(family.overcome, held_lines)):
             hits.append(FamilyHit(family, best[0], best[2], best[1], best[3]))
     return hits

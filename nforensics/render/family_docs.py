@@ -53,6 +53,9 @@ def family_markdown(family: Family) -> str:
     out += ["## How it is recognised", "", "Any one of these rules:", ""] + [_rule(r) for r in family.detect] + [""]
     if not family.claims_warnings:
         out += ["Only lines printed at error level count: the same words in a WARN or INFO line are not this failure.", ""]
+    if family.overcome:
+        words = " and ".join("/".join(f"`{w}`" for w in group) for group in family.overcome)
+        out += [f"Passed, not found, when the same process then prints {words} (same device, nothing failing after it).", ""]
     if family.refines:
         out += [f"It narrows {_one_of(family.refines)}: when both hold, this family is the finding.", ""]
     if family.causes:
