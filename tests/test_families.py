@@ -1581,7 +1581,7 @@ def test_an_enc_record_without_words_of_a_mismatch_stays_a_collectives_set_up():
 
 
 def test_a_legacy_daemon_status_is_read_by_its_name_not_by_its_number():
-    # neuron-rtd numbered NERR_RESOURCE_NC 7, which is NRT_QUEUE_FULL's number in NRT's own enum.
+    # A daemon number no public log pins (7 is NRT_QUEUE_FULL in NRT's own enum) does not override the name.
     log = ("RuntimeError: NeuronDevice::process_nrtd_response: Context=NRTD_CTX_INITIALIZE NRTD response code "
            "'NERR_RESOURCE_NC' (7) There were insufficient NCs for the requested model\n")
     top = analyze_text(log).findings[0]

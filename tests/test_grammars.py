@@ -170,6 +170,8 @@ CASES = [
     ("messages", "nrt_status", "Inference completed with err: 1006", "err_number", {("INT", "1006")}),
     ("messages", "nrt_status", 'nrt_load status=1, error message="x"', "api_status", {("API", "nrt_load")}),
     ("messages", "nrt_status", "load failed with status 4", "with_status", {("INT", "4")}),
+    ("messages", "nrt_status", "Failed load model with Neuron-RTD Error. Neuron-RTD Status Code: 9", "daemon_number",
+     {("INT", "9")}),
     ("messages", "nrt_status", 'grpc status code 0, error message ""; nrt status code 1004, details ""', "daemon_number",
      {("INT", "1004")}),
     ("messages", "nrt_status", "Failure: NRT_EXEC_OOB in nrt_execute()", "failure_name",
@@ -292,6 +294,7 @@ NEAR_MISSES = [
     ("messages", "nrt_status", "err: none", "err_number"),
     ("messages", "nrt_status", "grpc status code 14, unavailable", "daemon_number"),  # gRPC's own code is no NRT status
     ("messages", "nrt_status", "libnrt status code 4 from the loader", "daemon_number"),  # nrt inside another word
+    ("messages", "nrt_status", "neuron-rtdx status code 4", "daemon_number"),  # another name that starts like it
     ("messages", "nrt_status", "HTTP response status=200 OK", "api_status"),
     ("messages", "nrt_status", "exit status 1", "with_status"),  # an exit status, not a runtime status
     ("messages", "nrt_status", "Failure: timeout in nrt_execute()", "failure_name"),

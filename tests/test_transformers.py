@@ -177,9 +177,13 @@ CASES = [
     # a pre-2.x daemon name: its NRT namesake, else the status its number names, else the name as printed
     ("messages", "nrt_status", "NRTD response code 'NERR_RESOURCE' (4)", StatusMention(4, "NRT_RESOURCE")),
     ("messages", "nrt_status", "NERR_FOO (5)", StatusMention(5, "NRT_TIMEOUT")),
-    # past 6 the daemon's numbers are its own: 'NERR_RESOURCE_NC' (7) is too few cores, not NRT_QUEUE_FULL (7)
-    ("messages", "nrt_status", "NRTD response code 'NERR_RESOURCE_NC' (7) There were insufficent NCs",
+    # the daemon's NERR_RESOURCE_NC is 9, as NRT_LOAD_NOT_ENOUGH_NC is (aws-neuron-sdk#493)
+    ("messages", "nrt_status", "NRTD response code 'NERR_RESOURCE_NC' (9) There were insufficent NCs",
      StatusMention(9, "NRT_LOAD_NOT_ENOUGH_NC")),
+    # mxnet-neuron and tensorflow-neuron quote the daemon's number: 9 is known, 7 and 8 are its own
+    ("messages", "nrt_status", 'Failed load model with Neuron-RTD Error. Neuron-RTD Status Code: 9, details: ""',
+     StatusMention(9, "NRT_LOAD_NOT_ENOUGH_NC")),
+    ("messages", "nrt_status", "Neuron-RTD Status Code: 7", StatusMention(7, None)),
     ("messages", "nrt_status", "NERR_FOO (7)", StatusMention(None, "NERR_FOO")),
     ("messages", "nrt_status", "got NERR_FOO", StatusMention(None, "NERR_FOO")),
     ("messages", "outcome", "bash: line 1:  4242 Killed   /opt/bin/neuronx-cc compile x",

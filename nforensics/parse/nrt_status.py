@@ -17,11 +17,12 @@ NRT_STATUS = {
 _BY_NAME = {name: number for number, name in NRT_STATUS.items()}
 
 # The inf1 daemon (neuron-rtd) printed its own names, `NRTD response code 'NERR_RESOURCE' (4)`. Its numbers are
-# NRT's through NERR_HW_ERROR (6) and part ways after: `'NERR_RESOURCE_NC' (7)` is "insufficient NCs", where NRT's
-# 7 is NRT_QUEUE_FULL. So a legacy name is read by its NRT namesake (same suffix), else by this table, and by
-# its number only where the numberings agree (legacy_number_name).
+# NRT's through NERR_HW_ERROR (6), and its NERR_RESOURCE_NC is 9 as NRT_LOAD_NOT_ENOUGH_NC is ("'NERR_RESOURCE_NC'
+# (9) There were insufficent NCs", aws-neuron-sdk#493); what it numbered 7 and 8 no public log shows. So a legacy
+# name is read by its NRT namesake (same suffix), else by this table, and by its number only where the numberings
+# are known to agree (legacy_number_name).
 LEGACY_NAMES = {"NERR_FAIL": "NRT_FAILURE", "NERR_RESOURCE_NC": "NRT_LOAD_NOT_ENOUGH_NC"}
-LAST_SHARED_NUMBER = 6
+SHARED_NUMBERS = frozenset({0, 1, 2, 3, 4, 5, 6, 9})
 FIRST_EXECUTION_STATUS = 1000
 
 
@@ -35,9 +36,9 @@ def status_number(name: str | None) -> int | None:
 
 def legacy_number_name(number: int) -> str | None:
     """The NRT status a pre-2.x daemon's number stands for, where the two numberings agree: the general
-    statuses through 6, and the execution statuses from FIRST_EXECUTION_STATUS (the daemon's `infer_wait`
-    reported a failed execution as 1004, aws-neuron-sdk#429)."""
-    return NRT_STATUS.get(number) if 0 <= number <= LAST_SHARED_NUMBER or number >= FIRST_EXECUTION_STATUS else None
+    statuses of SHARED_NUMBERS, and the execution statuses from FIRST_EXECUTION_STATUS (the daemon's
+    `infer_wait` reported a failed execution as 1004, aws-neuron-sdk#429)."""
+    return NRT_STATUS.get(number) if number in SHARED_NUMBERS or number >= FIRST_EXECUTION_STATUS else None
 
 
 def legacy_status(name: str, number: int | None) -> str:
