@@ -20,6 +20,7 @@ from nforensics.knowledge.vocabulary import named
 from nforensics.linear_regex import Pattern, SearchSet, compile_linear
 from nforensics.masking import mask, mask_ids
 from nforensics.parse.gates import is_levelled_chatter
+from nforensics.parse.grammars import terminal_regex
 from nforensics.parse.kubectl import not_ready
 from nforensics.parse.normalise import unwrap
 from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, PythonTraceback, SourceLine
@@ -33,7 +34,6 @@ _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6
 # The runtime's error names the graph operation it ran (torch-neuronx: "NRT Execution error occurred on Neuron
 # for operation=nki_kernel_global"): the graph's name for it, no word of what failed.
 _OPERATION = compile_linear(r"\boperation=\S+")
-_SYSLOG_PID = compile_linear(r"[\w.-]\[(\d{1,9})\]: ")
 _DEVICE = compile_linear(r"\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]\b|\bnd\d+\b")  # a PCI address, `nd1`
 _MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
 # Hugging Face's lazy modules re-raise an import failure as "Failed to import optimum.neuron.modeling because of
@@ -275,10 +275,11 @@ class FamilyFacts:
         return not failed_on - came_up
 
     def _process(self, line: int) -> int | None:
-        """The process that printed a kept line: its record's pid, else a syslog tag's (`nrtd[32446]: `)."""
+        """The process that printed a kept line: its record's pid, else its syslog tag's (`nrtd[32446]: `, as
+        grammars/prefixes.lark spells the tag)."""
         pid = next((e.pid for e in self.log.events if e.line == line and e.pid is not None), None)
-        tagged = _SYSLOG_PID.search(self.text_of.get(line, "")) if pid is None else None
-        return int(tagged.group(1)) if tagged else pid
+        tagged = _syslog_tag().search(self.text_of.get(line, "")) if pid is None else None
+        return int(tagged.group().rsplit("[", 1)[1].split("]", 1)[0]) if tagged else pid
 
     def keeping(self, wanted: Callable[[int], bool]) -> FamilyFacts:
         """The same facts with only the failure lines (and wrapped coded messages, by their first line) `wanted`."""
@@ -342,6 +343,11 @@ class FamilyFacts:
             whole_words(tuple(group)).search(self.context) for group in rule.context_words) or (
             self.printed_neuron_code and all(neuron_context() <= set(group) for group in rule.context_words))
         return ([], {}) if held else None
+
+
+@cache
+def _syslog_tag() -> Pattern:
+    return compile_linear(terminal_regex("prefixes", "SYSLOG_TAG"))
 
 
 @cache
