@@ -87,7 +87,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
     python = sys.executable
-    explain = [python, "-m", "nforensics.cli", "explain", str(SEED)]
+    explain = [python, "-m", "nforensics", "explain", str(SEED)]
     measures = {
         "baseline": lambda: _seconds([python, "-c", "import typer, rich, pydantic, lark"]),
         "floor": lambda: _seconds([python, "-c", _STACK_FLOOR]),

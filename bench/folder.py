@@ -60,7 +60,7 @@ def make_logs(folder: Path, count: int) -> None:
 
 def run(folder: Path, jobs: int) -> tuple[float, int, int, int]:
     """(seconds, exit code, largest process's peak RSS, parent + workers' peaks) in bytes."""
-    argv = [sys.executable, "-c", _MONITOR, sys.executable, "-m", "nforensics.cli", "explain", str(folder),
+    argv = [sys.executable, "-c", _MONITOR, sys.executable, "-m", "nforensics", "explain", str(folder),
             "--format", "json", "--jobs", str(jobs)]
     start = time.perf_counter()
     out = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=True).stdout.split()

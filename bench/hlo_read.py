@@ -53,7 +53,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     runs = parser.parse_args().runs
-    cli = [sys.executable, "-m", "nforensics.cli", "hlo"]
+    cli = [sys.executable, "-m", "nforensics", "hlo"]
     commands = {
         "floor: python + gunzip + ParseFromString": [sys.executable, "-c", FLOOR.format(repo=str(REPO), path=str(PROTO))],
         "hlo large.pb.gz --format json": [*cli, str(PROTO), "--format", "json"],

@@ -55,7 +55,7 @@ def bound(module_path: Path) -> tuple[int, int, str]:
 def reduce_once(workers: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="hlo-reduce-bench-") as tmp:
         log = Path(tmp) / "compiles.log"
-        argv = [sys.executable, "-m", "nforensics.cli", "reduce", "--hlo", str(PLANTED), "--expect", "NCC_ITEN404",
+        argv = [sys.executable, "-m", "nforensics", "reduce", "--hlo", str(PLANTED), "--expect", "NCC_ITEN404",
                 "--workers", str(workers), "--format", "json", "--journal", f"{tmp}/journal.sqlite",
                 "--out", f"{tmp}/smallest.pb", "--", sys.executable, str(FAKE), "compile", "{hlo}",
                 "--framework", "XLA", "--target", "trn1", "--log", str(log)]

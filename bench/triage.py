@@ -60,7 +60,7 @@ def generate(folder: Path, count: int, start: int, rng: random.Random) -> None:
 
 def triage(folder: Path, store: Path, *options: str) -> tuple[float, int, dict]:
     """(wall seconds, peak RSS bytes, the JSON report) of one `triage` run in a fresh interpreter."""
-    command = [sys.executable, "-m", "nforensics.cli", "triage", str(folder), "--store", str(store), "--format", "json",
+    command = [sys.executable, "-m", "nforensics", "triage", str(folder), "--store", str(store), "--format", "json",
                *options]
     started = time.perf_counter()
     result = subprocess.run([sys.executable, "-c", PROBE, *command], capture_output=True, text=True,

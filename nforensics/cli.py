@@ -367,6 +367,3 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
     sys.exit(code if isinstance(code, int) else 0)
 
-
-if __name__ == "__main__":
-    main()

@@ -46,7 +46,7 @@ def _step(name: str, tmp_path, **inputs: str) -> tuple[subprocess.CompletedProce
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     shim = bin_dir / "nforensics"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m nforensics.cli "$@"\n')
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m nforensics "$@"\n')
     shim.chmod(0o755)
     output, summary = tmp_path / "github_output", tmp_path / "summary.md"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(REPO),

@@ -107,7 +107,7 @@ def test_git_bisect_run_with_mode_bisect_names_the_commit_that_introduced_the_fa
     script = repo.parent / "repro.sh"
     script.write_text(f"#!/bin/sh\nexec {sys.executable} {DOUBLE} sendrecv --n-layers $(cat {repo}/layers) --out-dim 128\n")
     script.chmod(0o755)
-    oracle = [sys.executable, "-m", "nforensics.cli", "oracle", "--mode", "bisect", "--expect", "IXLV002", "--", str(script)]
+    oracle = [sys.executable, "-m", "nforensics", "oracle", "--mode", "bisect", "--expect", "IXLV002", "--", str(script)]
     subprocess.run([*git, "bisect", "start", "HEAD", "HEAD~7"], check=True, capture_output=True)
     result = subprocess.run([*git, "bisect", "run", *oracle], capture_output=True, text=True, timeout=120,
                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)})

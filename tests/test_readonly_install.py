@@ -27,7 +27,7 @@ def _clean_env(**env: str) -> dict[str, str]:
 
 
 def _explain(env: dict[str, str], *fmt: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nforensics.cli", "explain", str(SEED000), *fmt],
+    return subprocess.run([sys.executable, "-m", "nforensics", "explain", str(SEED000), *fmt],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
 
 
@@ -79,7 +79,7 @@ def test_explain_with_site_packages_home_and_temp_mounted_read_only(tmp_path):
     mounts = " && ".join(f"mount --bind -o ro '{path}' '{path}'" for path in read_only)
     env = _clean_env(HOME=str(home), TMPDIR=str(temp), PYTHONDONTWRITEBYTECODE="1")
     for fmt, reference in references.items():
-        command = f"{mounts} && exec '{sys.executable}' -m nforensics.cli explain '{SEED000}' {' '.join(fmt)}"
+        command = f"{mounts} && exec '{sys.executable}' -m nforensics explain '{SEED000}' {' '.join(fmt)}"
         result = subprocess.run(["unshare", "-rm", "sh", "-c", command], capture_output=True, text=True, cwd=REPO,
                                 env=env, timeout=120)
         assert (result.returncode, result.stdout, result.stderr) == (reference.returncode, reference.stdout, "")

@@ -257,7 +257,7 @@ def test_docs_ci_wrapping_examples_work_as_written(tmp_path):
     bin_dir.mkdir()
     for tool in ("neuron_parallel_compile", "torchrun", "nforensics"):
         script = bin_dir / tool
-        body = f'exec {sys.executable} -m nforensics.cli "$@"' if tool == "nforensics" else f"cat {SEED000}; exit 70"
+        body = f'exec {sys.executable} -m nforensics "$@"' if tool == "nforensics" else f"cat {SEED000}; exit 70"
         script.write_text(f"#!/bin/sh\n# test double for {tool}\n{body}\n")
         script.chmod(0o755)
     commands = doc_commands()
