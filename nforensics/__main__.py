@@ -5,7 +5,9 @@ A command line process lives for one command, so it skips two costs a library im
 - collecting cyclic garbage while start-up builds what lives until exit (the catalogue, the grammars, the
   record models): a quarter of a cold `explain` went to collections that found nothing to free. Once the
   command's modules are imported the collector runs again, with everything built so far frozen out of its
-  scans, so a long run over a big log or a folder still frees its cycles;
+  scans, and only after YOUNG_OBJECTS more containers are alive (not Python's 700): the lazy start-up of a
+  first analysis is not scanned over and over, and a long run over a big log or a folder, or an
+  experiment, still frees its cycles (an analysis leaves one or two unreachable objects behind);
 - the interpreter's teardown, which frees every object one at a time (about 60 ms for a seed log's run)
   only for the process to end. The process ends right after every exit handler has run and the output is
   flushed.
@@ -19,6 +21,8 @@ import os
 import sys
 from typing import NoReturn
 
+YOUNG_OBJECTS = 100_000
+
 
 def run() -> NoReturn:
     gc.disable()
@@ -27,6 +31,7 @@ def run() -> NoReturn:
     from nforensics.cli import main
 
     gc.freeze()
+    gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
     gc.enable()
     try:
         main()

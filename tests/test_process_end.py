@@ -22,7 +22,8 @@ _COMMAND = """
         class Node: pass
         node = Node(); node.self = node
         freed = weakref.ref(node); del node
-        kept = [[] for _ in range(100_000)]  # enough new objects for the collector to run on its own
+        from nforensics.__main__ import YOUNG_OBJECTS
+        kept = [[] for _ in range(2 * YOUNG_OBJECTS)]  # enough new objects for the collector to run on its own
         sys.stderr.write(f"collector enabled={{gc.isenabled()}} cycle freed={{freed() is None}}\\n")
         sys.exit({status})
 
