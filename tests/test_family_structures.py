@@ -402,3 +402,37 @@ def test_a_typo_among_choices_that_include_neuron_is_no_missing_package():
 
 def test_a_failure_that_ends_like_a_summary_row_is_still_a_failure():
     assert _top("neuron-cc: compilation failed => aten::_convolution: 1 [not supported]\n") == ("framework-unsupported-op", "family")
+
+
+_CORE_MAP = ("2026-Jul-07 10:06:38.131386 {pid}:{pid} {level}  TDRV:tdrv_init    "
+             "Unable to find a physical core for logical core {core} (max cores {most}).\n")
+_INIT_FAILED = "2026-Jul-07 10:06:38.134055 {pid}:{pid} ERROR   NRT:nrt_init      Failed to initialize devices, error:2\n"
+
+
+@pytest.mark.parametrize("core,most", [(16, 8), (42, 8), (130, 128)])
+@pytest.mark.parametrize("prefix", ["", "(RayWorker pid=8812) "])
+def test_a_core_number_the_driver_cannot_map_is_the_cause_of_the_failed_init(core, most, prefix):
+    log = (prefix + _CORE_MAP.format(pid=8812, level="ERROR", core=core, most=most)
+           + prefix + _INIT_FAILED.format(pid=8812))
+    findings = analyze_text(log).findings
+    assert (findings[0].family, findings[0].tier) == ("neuroncores-in-use", "family")
+    assert findings[0].hypotheses[0].id == "core-numbers-beyond-the-instance"
+    assert findings[0].workarounds[0].hypotheses == ["core-numbers-beyond-the-instance"]
+
+
+def test_the_driver_reporting_its_core_map_or_another_failure_names_no_core_numbers():
+    mapped = "2026-Jul-07 10:06:38.131386 8812:8812 INFO  TDRV:tdrv_init    Mapped logical core 3 to physical core 3\n"
+    assert "neuroncores-in-use" not in _families(mapped)
+    other = _CORE_MAP.format(pid=8812, level="ERROR", core=16, most=8).replace(
+        "Unable to find a physical core for logical core 16 (max cores 8)", "Unable to open the device: no such file")
+    findings = analyze_text(other + _INIT_FAILED.format(pid=8812)).findings
+    assert findings[0].family != "neuroncores-in-use"
+
+
+def test_a_compiled_graph_that_failed_at_run_time_is_no_failed_compile():
+    ran = ("INFO:Neuron: torch_neuronx.trace done\n"
+           "inference FAILED: RuntimeError: NaN probabilities from the compiled graph (export_path=neuron_trace)\n")
+    assert "framework-compile-failure" not in _families(ran)
+    compiled = ran.replace("inference FAILED: RuntimeError: NaN probabilities from the compiled graph",
+                           "RuntimeError: compilation failed for the graph")
+    assert "framework-compile-failure" in _families(compiled)
