@@ -436,3 +436,22 @@ def test_a_compiled_graph_that_failed_at_run_time_is_no_failed_compile():
     compiled = ran.replace("inference FAILED: RuntimeError: NaN probabilities from the compiled graph",
                            "RuntimeError: compilation failed for the graph")
     assert "framework-compile-failure" in _families(compiled)
+
+
+_DRA_EVENT = ("  Warning  FailedPrepareDynamicResources  kubelet  Failed to prepare dynamic resources: error applying "
+              "config: {reason}\n"
+              '"Opaque device configs" configs=[{{"Config":{{"kind":"{kind}","apiVersion":"{group}/v1"}}}}]\n')
+
+
+@pytest.mark.parametrize("reason", ["LNC value is not configurable for instance type trn1.2xlarge",
+                                    "invalid logicalNeuronCore value 3: must be 1 or 2"])
+def test_the_neuron_dra_driver_refusing_a_claims_setting_is_a_kubernetes_component(reason):
+    findings = analyze_text(_DRA_EVENT.format(reason=reason, kind="NeuronConfig", group="neuron.aws.com")).findings
+    assert (findings[0].family, findings[0].tier) == ("kubernetes-components", "family")
+    assert findings[0].hypotheses[0].id == "claim-config-not-for-this-node"
+
+
+def test_another_vendors_dra_driver_failing_is_not_neurons():
+    gpu = _DRA_EVENT.format(reason="MIG profile 1g.5gb is not supported on this GPU", kind="GpuConfig",
+                            group="resource.nvidia.com")
+    assert "kubernetes-components" not in _families(gpu)
