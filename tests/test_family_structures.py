@@ -455,3 +455,20 @@ def test_another_vendors_dra_driver_failing_is_not_neurons():
     gpu = _DRA_EVENT.format(reason="MIG profile 1g.5gb is not supported on this GPU", kind="GpuConfig",
                             group="resource.nvidia.com")
     assert "kubernetes-components" not in _families(gpu)
+
+
+_VERIFIER_LOCATION = ("[INTERNAL_ERROR] [NCC_INLA001] Unhandled exception with message: Error from "
+                      "./neuronxcc/walrus/verifier/src/inst_visitor.cpp:{line} in function '{check}':\n"
+                      '(DMACopy: I-54_inst__I-203-0)Source Kernel "nkilib.core.attention.attention_cte" Instruction '
+                      "DMACopy I-54_inst__I-203-0: {what}\n")
+
+
+@pytest.mark.parametrize("line,check,what", [(1884, "checkDMATranspose", "transpose only supported for HBM->SB"),
+                                             (902, "checkAccessPattern", "partition step must be 1")])
+def test_the_verifiers_own_source_named_in_a_message_is_the_verifiers_finding(line, check, what):
+    findings = analyze_text(_VERIFIER_LOCATION.format(line=line, check=check, what=what)).findings
+    assert findings[0].family == "compiler-bir-verifier"
+
+
+def test_the_verifiers_source_named_where_nothing_failed_is_no_finding():
+    assert "compiler-bir-verifier" not in _families("INFO: built ./neuronxcc/walrus/verifier/src/inst_visitor.cpp in 3 s\n")
