@@ -19,6 +19,8 @@ _STATUS_NAMES = (r"(?-i:\b(?:INTERNAL|UNIMPLEMENTED|RESOURCE_EXHAUSTED|OUT_OF_RA
 _CALL_MISMATCH = (r"takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given|"
                   r"missing \d+ required (?:positional|keyword-only) arguments?|got an unexpected keyword argument|"
                   r"got multiple values for (?:keyword )?argument")
+# A rule and the value that broke it: "AccessPatterns must MATCH, but got in=17776640 and out=128".
+_RULE_BROKEN = r"\b(?:must|expected|should)\b[^\n]{0,200}?\bbut (?:got|found|received)\b"
 
 # RE2 (linear time): a line is read by these before anything else, whatever its length or content.
 FAILURE_WORDS = compile_linear(
@@ -28,7 +30,7 @@ FAILURE_WORDS = compile_linear(
     r"\bno package\b|"
     r"not initiali[sz]ed|not implemented|incompatible|unexpected|missing|denied|timed? ?out|"
     r"insufficient|not enough|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|undefined|\bno (?:\S+ ){1,3}found|"
-    + _STATUS_NAMES + "|" + _CALL_MISMATCH
+    + _STATUS_NAMES + "|" + _CALL_MISMATCH + "|" + _RULE_BROKEN
 )
 
 # Words that say outright that something broke, not that something is absent or unsupported ("TVM not
@@ -76,8 +78,9 @@ _IGNORED_SETTING = compile_linear(r"(?i)\band will be ignored\b")
 
 
 # A command line's option names (`--inject-error=NONE`, `--enable-data-race-checker=false`) name switches, not
-# what happened: a tool echoing the command it runs says nothing failed. (Their values still count.)
-_OPTION_NAMES = compile_linear(r"(?:^|\s)--[A-Za-z][\w-]*")
+# what happened: a tool echoing the command it runs says nothing failed. (Their values still count.) So do a
+# settings dump's keys (`Namespace(..., ready_check_timeout_sec=0, ...)`, `fail_fast=True`).
+_OPTION_NAMES = compile_linear(r"(?:^|\s)--[A-Za-z][\w-]*|\b[A-Za-z_][\w.]*=")
 
 
 # A numbered source line in rich's traceback panel, the failing one marked `❱`: code, not a message.
@@ -93,7 +96,7 @@ def reads_as_failure(text: str) -> bool:
     row of a framework's operator summary)."""
     if text[:1] == "│" and _RICH_SOURCE_ROW.match(text) or "supported]" in text and _OPERATOR_SUMMARY_ROW.search(text):
         return False
-    if "--" in text:
+    if "--" in text or "=" in text:
         text = _OPTION_NAMES.sub(" ", text)
     return (bool(FAILURE_WORDS.search(text)) and not counts_no_failures(text) and not SECTION_HEADING.search(text)
             and not _ROUTINE_NOTICE.search(text) and not (_IGNORED_SETTING.search(text) and not says_it_failed(text)))

@@ -118,6 +118,25 @@ def test_a_tool_echoing_its_command_line_is_not_a_failure():
     assert reads_as_failure("neuronx-cc: error: unrecognized arguments: --auto-cast-typo")
 
 
+def test_a_settings_dump_names_its_keys_not_what_happened():
+    """A key (`ready_check_timeout_sec=0` in a Namespace(...) a benchmark prints) names a setting; a value still
+    says what happened (`status=failed`)."""
+    from nforensics.vocabulary import reads_as_failure
+
+    assert not reads_as_failure("Namespace(subparser='bench', ready_check_timeout_sec=0, fail_fast=True, "
+                                "max_errors=10, endpoint='/v1/completions')")
+    assert reads_as_failure("request 17: status=failed, code=504")
+    assert reads_as_failure("Namespace(model='llama') raised ValueError: max_model_len must be <= 4096")
+
+
+def test_a_rule_and_the_value_that_broke_it_reads_as_a_failure():
+    from nforensics.vocabulary import reads_as_failure
+
+    assert reads_as_failure("output AccessPatterns must MATCH, but got in=17776640 and out=128")
+    assert reads_as_failure("expected a tensor of rank 3 but found rank 2")
+    assert not reads_as_failure("The batch must be a multiple of 8, and the buckets must match it.")
+
+
 def test_saying_that_something_does_not_exist_or_is_not_supported_reads_as_a_failure():
     from nforensics.vocabulary import reads_as_failure
 
