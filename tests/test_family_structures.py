@@ -472,3 +472,13 @@ def test_the_verifiers_own_source_named_in_a_message_is_the_verifiers_finding(li
 
 def test_the_verifiers_source_named_where_nothing_failed_is_no_finding():
     assert "compiler-bir-verifier" not in _families("INFO: built ./neuronxcc/walrus/verifier/src/inst_visitor.cpp in 3 s\n")
+
+
+@pytest.mark.parametrize("broken", ["must MATCH, but got in=17776640 and out=128", "mismatch: in=64 out=128"])
+def test_an_instructions_access_patterns_that_break_a_rule_are_the_verifiers(broken):
+    log = f"Number of elements in dimension 0 of InstDMACopy's input and output AccessPatterns {broken}\n"
+    assert _top(log) == ("compiler-bir-verifier", "family")
+
+
+def test_access_patterns_named_where_nothing_broke_are_no_finding():
+    assert "compiler-bir-verifier" not in _families("INFO: lowered 12 AccessPatterns for InstDMACopy in 3 ms\n")
