@@ -157,6 +157,14 @@ def test_a_relayed_line_keeps_its_producers_own_level():
     assert "framework-unsupported-op" in _families(VLLM_RELAY.format(line=info.replace("INFO:", "ERROR:", 1)))
 
 
+@pytest.mark.parametrize("own", ["[INFO]", "[INFO]:", "[DEBUG]"])
+def test_a_relayed_line_keeps_its_producers_level_written_in_brackets(own):
+    # (tensorflow-neuron and torch-neuron print their partitioner's progress as `[INFO] ...`)
+    line = f"{own} The neuron partitioner created 32 sub-graphs, max subgraph count 8"
+    assert "framework-unsupported-op" not in _families(VLLM_RELAY.format(line=line))
+    assert "framework-unsupported-op" in _families(VLLM_RELAY.format(line=line.replace(own, "[ERROR]", 1)))
+
+
 def test_a_relayed_line_with_no_level_of_its_own_is_at_the_relays_level():
     line = "There are 9 ops of 3 different types in the TorchScript that are not compiled by neuron-cc: aten::mv"
     assert "framework-unsupported-op" in _families(VLLM_RELAY.format(line=line))

@@ -325,8 +325,9 @@ class PrefixShapes(Transformer):
     the level a logger's prefix gave it."""
 
     def start(self, parts: Parts) -> Unwrapped:
+        *wrappers, own_level, own_line = parts
         level = None
-        for token in parts[:-1]:
+        for token in wrappers:
             if token.type in ("VLLM", "PYLOG_PADDED"):
                 level = token.split(" ", 1)[0]
             elif token.type == "STAMPED_LOGGER":
@@ -339,10 +340,13 @@ class PrefixShapes(Transformer):
                 level = token.split(":", 1)[0]
             elif token.type == "C10_LOG":
                 level = _C10_LEVELS[token[1]]
-        own = str(parts[-1] or "")
+        if own_level is not None:  # the producer's own, kept in its line for the readers of its records
+            level = {"WARN": "WARNING"}.get(own_level.strip("[]:"), own_level.strip("[]:"))
+            return Unwrapped(own_level + str(own_line or ""), level)
+        own = str(own_line or "")
         # A wrapper puts one space between itself and the line; more is the line's own indentation (a
         # traceback's frames and source lines), which says what the line is.
         # (pytest's marker is of fixed width: what follows it is the line's own indentation already.)
-        last = parts[-2] if len(parts) > 1 else None
-        pad = len(last) - len(last.rstrip(" \t")) if last is not None and own and last.type != "PYTEST" else 0
+        last = wrappers[-1]
+        pad = len(last) - len(last.rstrip(" \t")) if own and last.type != "PYTEST" else 0
         return Unwrapped(" " * (pad - 1) + own if pad > 1 else own, level)
