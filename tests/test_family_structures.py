@@ -490,3 +490,21 @@ def test_an_instructions_access_patterns_that_break_a_rule_are_the_verifiers(bro
 
 def test_access_patterns_named_where_nothing_broke_are_no_finding():
     assert "compiler-bir-verifier" not in _families("INFO: lowered 12 AccessPatterns for InstDMACopy in 3 ms\n")
+
+
+@pytest.mark.parametrize("operator,backend", [("aten::unfold", "xla:0"), ("aten::as_strided", "xla:1")])
+def test_a_view_operator_with_no_kernel_for_the_xla_device_cannot_be_lowered(operator, backend):
+    log = (f'RuntimeError: The operator {operator} appears to be a view operator, but it has no implementation for '
+           f'the backend "{backend}". View operators don\'t support since the tensor\'s storage cannot be shared.\n')
+    assert _top(log) == ("framework-unsupported-op", "family")
+
+
+@pytest.mark.parametrize("construct", ["inner function definitions", "while loops with a break", "try/except blocks"])
+def test_nki_naming_a_construct_it_does_not_support_is_the_kernels(construct):
+    findings = analyze_text(f"RuntimeError: NKI does not support {construct};\nmove it outside this function\n").findings
+    assert (findings[0].family, findings[0].tier) == ("nki-kernel-error", "family")
+    assert findings[0].hypotheses[0].id == "kernel-semantics"
+
+
+def test_nki_saying_what_it_supports_is_no_failure():
+    assert "nki-kernel-error" not in _families("INFO: NKI supports bf16 and fp32 tiles on this target\n")
