@@ -165,6 +165,13 @@ def test_a_relayed_line_keeps_its_producers_level_written_in_brackets(own):
     assert "framework-unsupported-op" in _families(VLLM_RELAY.format(line=line.replace(own, "[ERROR]", 1)))
 
 
+@pytest.mark.parametrize("letter,failed", [("I", False), ("W", False), ("E", True)])
+def test_a_relayed_tensorflow_line_keeps_its_own_level_letter(letter, failed):
+    line = (f"2021-03-25 21:23:32.557779: {letter} tensorflow/neuron/grappler/convert/segment.cc:456] There are 3 ops "
+            "of 2 different types in the graph that are not compiled by neuron-cc: Placeholder, NoOp")
+    assert ("framework-unsupported-op" in _families(VLLM_RELAY.format(line=line))) is failed
+
+
 def test_a_relayed_line_with_no_level_of_its_own_is_at_the_relays_level():
     line = "There are 9 ops of 3 different types in the TorchScript that are not compiled by neuron-cc: aten::mv"
     assert "framework-unsupported-op" in _families(VLLM_RELAY.format(line=line))

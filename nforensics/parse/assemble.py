@@ -133,7 +133,7 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
             self.repeats.append((number, self.uneventful[skeleton]))
             self.track_operations(number, segment)
             return
-        before = self._record_count()
+        before, events_before = self._record_count(), len(self.log.events)
         body, wrapper_level = unwrap(segment.lstrip() if segment[:1].isspace() and segment.lstrip()[:1].isdigit() else segment)
         if wrapper_level is not None:  # a logger's levelled record, not an exception's message going on
             self.message_awaited = None
@@ -148,9 +148,11 @@ class _Assembler(BlockReader, TracebackReader, EndingReader):
         self._keep(number, raw, body, bool(block_open), counted_before=before if gated else None)
         folded = RICH_FOLDED.match(body) if body[:1] == "│" else None
         self.rich_fold = [*self.rich_fold, folded.group(1)] if folded else []
-        if wrapper_level and body.strip() and not block_open and self._record_count() == before:
+        if (wrapper_level and body.strip() and not block_open and self._record_count() == before
+                and not any(e.level for e in self.log.events[events_before:])):
             # The line's own producer printed no level the grammars read, but its logger's prefix gave one:
-            # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error.
+            # a WARNING behind vLLM's prefix is a warning (claims_warnings), an ERROR an error. (TensorFlow's
+            # `... I tensorflow/...cc:456] ...` relayed at ERROR is still at its own level, I.)
             self._event(number, ProducerLine("framework", body, level=wrapper_level))
         if skeleton is not None and self._record_count() == before and len(self.uneventful) < MAX_SKELETONS:
             self.uneventful[skeleton] = number
