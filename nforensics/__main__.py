@@ -10,7 +10,9 @@ A command line process lives for one command, so it skips two costs a library im
   experiment, still frees its cycles (an analysis leaves one or two unreachable objects behind);
 - the interpreter's teardown, which frees every object one at a time (about 60 ms for a seed log's run)
   only for the process to end. The process ends right after every exit handler has run and the output is
-  flushed.
+  flushed, with the status the command gave (an output that could not be written is one line on stderr and
+  exit 2, as any write of ours is). Where exit handlers were registered before the command started (a
+  sitecustomize, a coverage hook), it ends as Python does: those would run after ours.
 """
 
 from __future__ import annotations
@@ -21,15 +23,22 @@ import os
 import sys
 from typing import NoReturn
 
+from nforensics.errors import EXIT_INTERRUPTED, EXIT_USAGE
+
 YOUNG_OBJECTS = 100_000
 
 
 def run() -> NoReturn:
     gc.disable()
-    status = 1  # an exception that escapes nforensics.cli.main (it turns every error into an exit code)
-    atexit.register(lambda: _end(status))  # registered first, so it runs after every handler registered later
-    from nforensics.cli import main
-
+    status = 1  # an exception that escapes (Python prints its traceback and exits 1)
+    if _registered_exit_handlers() == 0:
+        atexit.register(lambda: _end(status))  # first, so it runs after every handler registered later
+    try:
+        from nforensics.cli import main
+    except KeyboardInterrupt:  # ^C while starting: as ^C while running
+        sys.stderr.write("nforensics: interrupted\n")
+        status = EXIT_INTERRUPTED
+        sys.exit(status)
     gc.freeze()
     gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
     gc.enable()
@@ -43,12 +52,28 @@ def run() -> NoReturn:
     sys.exit(0)
 
 
+def _registered_exit_handlers() -> int:
+    """How many exit handlers are registered (CPython's count; -1 where an interpreter does not tell)."""
+    count = getattr(atexit, "_ncallbacks", None)
+    return count() if callable(count) else -1
+
+
 def _end(status: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # the reader has gone (`| head`), or the stream was closed
+        except BrokenPipeError:  # the reader has gone (`| head`): no error of ours
             pass
+        except ValueError:  # closed already
+            pass
+        except OSError as exc:  # a full disk, a quota: what Python would report as an ignored exception
+            try:
+                sys.stderr.write(f"nforensics: cannot write {getattr(stream, 'name', 'output')}: "
+                                 f"{exc.strerror or exc}\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            status = EXIT_USAGE
     os._exit(status)
 
 

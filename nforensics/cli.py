@@ -17,7 +17,7 @@ from nforensics import __version__
 from nforensics.cli_experiments import experiments
 from nforensics.cli_help import help_metavars
 from nforensics.cli_hlo import hlo_app
-from nforensics.errors import InputError
+from nforensics.errors import EXIT_INTERRUPTED, EXIT_USAGE, InputError
 from nforensics.render.style import choose_color, choose_detail, wants_color
 from nforensics.triage.command import triage
 
@@ -28,8 +28,6 @@ app = typer.Typer(
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
 )
-
-EXIT_USAGE = 2  # usage or input error; explain's 0/1 come from nforensics.ci.exit_code
 
 
 def _version(value: bool) -> None:
@@ -356,7 +354,7 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         sys.stderr.write("nforensics: interrupted\n")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # click usage errors and anything unexpected: one line, exit 2
         if hasattr(exc, "format_message"):  # click's usage errors (typer vendors click as typer._click)
             message = exc.format_message()
@@ -367,3 +365,6 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
     sys.exit(code if isinstance(code, int) else 0)
 
+
+if __name__ == "__main__":  # python -m nforensics.cli, as before: the same command, with the interpreter's own start and end
+    main()

@@ -1,24 +1,30 @@
 """The `nforensics` process ends without the interpreter's teardown (nforensics/__main__.py): what a user
-relies on at the end of a run must survive that: the exit status, every byte of output, the exit handlers
-a command registers; and the garbage collector, paused during start-up, works again for the command."""
+relies on at the end of a run must survive that: the exit status, every byte of output (or one line saying it
+could not be written), the exit handlers a command registers and those registered before it; ^C while it
+starts; and the garbage collector, paused during start-up, works again for the command."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 
 from conftest import ENV, REPO
 
+# Buffered as a pipe or a file is when no one asked for unbuffered output: what the end of the process must flush.
+BUFFERED = {name: value for name, value in ENV.items() if name != "PYTHONUNBUFFERED"}
+
 # A stand-in for nforensics.cli.main, swapped in before run() imports it: it registers an exit handler, leaves
-# a large write unflushed, makes a reference cycle and reports whether the collector freed it, then exits.
+# a small write in the buffer, makes a reference cycle and reports whether the collector freed it, then exits.
 _COMMAND = """
     import atexit, gc, sys, weakref
+    {before}
     import nforensics.cli
 
     def stand_in_main():
-        atexit.register(lambda: open({marker!r}, "w").write("handler ran"))
-        sys.stdout.write("x" * 1_000_000 + "\\nlast line\\n")  # no flush: the process's end must do it
+        atexit.register(lambda: open({marker!r}, "a").write("command's handler ran\\n"))
+        sys.stdout.write("first line\\nlast line\\n")  # no flush: the process's end must do it
         class Node: pass
         node = Node(); node.self = node
         freed = weakref.ref(node); del node
@@ -33,25 +39,58 @@ _COMMAND = """
 """
 
 
-def _run(tmp_path, status: int) -> tuple[subprocess.CompletedProcess, str]:
+def _run(tmp_path, status: int, before: str = "", stdout: int | None = subprocess.PIPE) -> tuple[subprocess.CompletedProcess, str]:
     marker = tmp_path / f"handler-{status}"
-    script = textwrap.dedent(_COMMAND.format(marker=str(marker), status=status))
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, env=ENV,
-                          timeout=120)
+    script = textwrap.dedent(_COMMAND.format(marker=str(marker), status=status, before=before.format(marker=str(marker))))
+    done = subprocess.run([sys.executable, "-c", script], stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                          env=BUFFERED, timeout=120)
     return done, marker.read_text() if marker.exists() else ""
 
 
 def test_the_exit_status_output_and_handlers_of_a_command_survive_the_fast_end(tmp_path):
     for status in (0, 1, 2, 130):
-        done, handler = _run(tmp_path, status)
+        done, handlers = _run(tmp_path, status)
         assert done.returncode == status, done.stderr
-        assert done.stdout.endswith("last line\n") and len(done.stdout) == 1_000_000 + len("\nlast line\n")
-        assert handler == "handler ran"
+        assert done.stdout == "first line\nlast line\n"
+        assert handlers == "command's handler ran\n"
+
+
+def test_a_handler_registered_before_the_command_started_still_runs(tmp_path):
+    # (a sitecustomize or a coverage hook registers its handler before nforensics is imported)
+    before = 'atexit.register(lambda: open({marker!r}, "a").write("earlier handler ran\\n"))'
+    done, handlers = _run(tmp_path, 1, before=before)
+    assert done.returncode == 1 and done.stdout == "first line\nlast line\n"
+    assert handlers == "command's handler ran\nearlier handler ran\n"
+
+
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
+    if not os.path.exists("/dev/full"):
+        return
+    with open("/dev/full", "w") as full:
+        done, _ = _run(tmp_path, 0, stdout=full.fileno())
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == "nforensics: cannot write <stdout>: No space left on device"
 
 
 def test_the_collector_paused_for_start_up_frees_the_commands_cycles(tmp_path):
     done, _ = _run(tmp_path, 0)
     assert "collector enabled=True cycle freed=True" in done.stderr
+
+
+def test_an_interrupt_while_starting_is_answered_as_one_while_running(tmp_path):
+    interrupt = textwrap.dedent("""
+        import sys
+        class Interrupting:  # ^C arriving while nforensics.cli is being imported
+            def find_spec(self, name, path=None, target=None):
+                if name == "nforensics.cli":
+                    raise KeyboardInterrupt
+        sys.meta_path.insert(0, Interrupting())
+        from nforensics.__main__ import run
+        run()
+    """)
+    done = subprocess.run([sys.executable, "-c", interrupt], capture_output=True, text=True, cwd=REPO, env=BUFFERED,
+                          timeout=120)
+    assert done.returncode == 130 and done.stderr == "nforensics: interrupted\n"
 
 
 def test_a_user_error_still_ends_with_one_line_and_exit_2(tmp_path):
