@@ -119,22 +119,29 @@ def test_a_tool_echoing_its_command_line_is_not_a_failure():
 
 
 def test_a_settings_dump_names_its_keys_not_what_happened():
-    """A key (`ready_check_timeout_sec=0` in a Namespace(...) a benchmark prints) names a setting; a value still
-    says what happened (`status=failed`)."""
+    """An identifier set to a literal (`ready_check_timeout_sec=0` in a Namespace(...) a benchmark prints) names a
+    setting; a report's own words (`failed=3`, `error=ECONNRESET`) and a value that says something still count,
+    and a count of none is none however it is written."""
     from nforensics.vocabulary import reads_as_failure
 
     assert not reads_as_failure("Namespace(subparser='bench', ready_check_timeout_sec=0, fail_fast=True, "
                                 "max_errors=10, endpoint='/v1/completions')")
-    assert reads_as_failure("request 17: status=failed, code=504")
-    assert reads_as_failure("Namespace(model='llama') raised ValueError: max_model_len must be <= 4096")
+    assert reads_as_failure("Namespace(subparser='bench', ready_check_timeout_sec=0) failed: no such endpoint")
+    for report in ("request 17: status=failed, code=504", "Summary: passed=10 failed=3", "worker killed=True",
+                   "connect error=ECONNRESET", 'retry 3: error_message="Timed out"'):
+        assert reads_as_failure(report), report
+    for none in ("500 requests, timeout errors=0", "Error count=0", "Number of failed requests=0"):
+        assert not reads_as_failure(none), none
 
 
 def test_a_rule_and_the_value_that_broke_it_reads_as_a_failure():
     from nforensics.vocabulary import reads_as_failure
 
     assert reads_as_failure("output AccessPatterns must MATCH, but got in=17776640 and out=128")
-    assert reads_as_failure("expected a tensor of rank 3 but found rank 2")
-    assert not reads_as_failure("The batch must be a multiple of 8, and the buckets must match it.")
+    assert reads_as_failure("expected a tensor of rank 3 but got rank 2")
+    # (Another sentence, or what was only found, is no rule broken.)
+    assert not reads_as_failure("Must be run as root. But got a warning anyway.")
+    assert not reads_as_failure("INFO expected a lock file for MODULE_123 in /var/tmp but found none, creating it")
 
 
 def test_saying_that_something_does_not_exist_or_is_not_supported_reads_as_a_failure():
