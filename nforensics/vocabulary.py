@@ -41,7 +41,8 @@ FAILURE_WORDS = compile_linear(
 # are names, not failures.
 OUTRIGHT_FAILURE = compile_linear(
     r"(?i)\b(?:\w*error|errors?|fail(?:s|ed|ure|ures)?|fatal|abort(?:ed)?|panic(?:ked)?|crash(?:ed|es)?|"
-    r"segmentation fault|core dumped|killed|\w*exception|out of memory)\b|" + _STATUS_NAMES + "|" + _CALL_MISMATCH
+    r"segmentation fault|core dumped|killed|\w*exception|out of memory)\b|" + _STATUS_NAMES + "|" + _CALL_MISMATCH + "|"
+    + _RULE_BROKEN
 )
 # "no exceptions raised", "0 errors": a statement that nothing broke.
 _NOTHING_BROKE = compile_linear(r"(?i)\bno (?:\w+ )?(?:errors?|exceptions?|failures?)\b")

@@ -342,8 +342,7 @@ class PrefixShapes(Transformer):
                 level = _C10_LEVELS[token[1]]
         if own_level is not None:  # the producer's own, kept in its line for the readers of its records
             level = {"WARN": "WARNING"}.get(own_level.strip("[]:"), own_level.strip("[]:"))
-            return Unwrapped(own_level + str(own_line or ""), level)
-        own = str(own_line or "")
+        own = (own_level or "") + str(own_line or "")
         # A wrapper puts one space between itself and the line; more is the line's own indentation (a
         # traceback's frames and source lines), which says what the line is.
         # (pytest's marker is of fixed width: what follows it is the line's own indentation already.)
