@@ -536,3 +536,18 @@ def test_a_library_falling_back_from_an_nki_kernel_is_no_kernel_failure():
     for said in ("NKI flash attention is not supported with sliding window", "NKI does not support sliding window here"):
         warning = f"WARNING 07-01 10:00:00 [attn.py:12] {said}; falling back to the default attention backend.\n"
         assert "nki-kernel-error" not in _families(warning), said
+
+
+_COMPILER_TRACEBACK = ("Traceback (most recent call last):\n"
+                       '  File "neuronxcc/driver/commands/CompileCommand.py", line 1215, in '
+                       "neuronxcc.driver.commands.CompileCommand.CompileCommand.runPipeline.print_dots\n"
+                       "{exception}\n")
+
+
+def test_a_compiler_that_failed_writing_to_a_closed_output_says_its_parent_went_away():
+    findings = analyze_text(_COMPILER_TRACEBACK.format(exception="BrokenPipeError: [Errno 32] Broken pipe")).findings
+    assert findings[0].family == "compiler-internal-crash"
+    assert findings[0].hypotheses[0].id == "compiler-output-closed"
+    assert findings[0].workarounds[0].hypotheses == ["compiler-output-closed"]
+    assertion = analyze_text(_COMPILER_TRACEBACK.format(exception="AssertionError: tile size mismatch")).findings
+    assert assertion[0].hypotheses[0].id != "compiler-output-closed"
