@@ -60,6 +60,8 @@ def _registered_exit_handlers() -> int:
 
 def _end(status: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with the descriptor closed (`>&-`): nothing to flush
+            continue
         try:
             stream.flush()
         except BrokenPipeError:  # the reader has gone (`| head`): no error of ours
@@ -67,12 +69,13 @@ def _end(status: int) -> NoReturn:
         except ValueError:  # closed already
             pass
         except OSError as exc:  # a full disk, a quota: what Python would report as an ignored exception
-            try:
-                sys.stderr.write(f"nforensics: cannot write {getattr(stream, 'name', 'output')}: "
-                                 f"{exc.strerror or exc}\n")
-                sys.stderr.flush()
-            except (OSError, ValueError):
-                pass
+            if status != EXIT_USAGE:  # (the command has said already what it could not write)
+                try:
+                    sys.stderr.write(f"nforensics: cannot write {getattr(stream, 'name', 'output')}: "
+                                     f"{exc.strerror or exc}\n")
+                    sys.stderr.flush()
+                except (AttributeError, OSError, ValueError):
+                    pass
             status = EXIT_USAGE
     os._exit(status)
 

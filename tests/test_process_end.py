@@ -10,7 +10,8 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import ENV, REPO
+import pytest
+from conftest import ENV, REPO, SEED000
 
 # Buffered as a pipe or a file is when no one asked for unbuffered output: what the end of the process must flush.
 BUFFERED = {name: value for name, value in ENV.items() if name != "PYTHONUNBUFFERED"}
@@ -63,13 +64,26 @@ def test_a_handler_registered_before_the_command_started_still_runs(tmp_path):
     assert handlers == "command's handler ran\nearlier handler ran\n"
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full (a device that is always full) here")
 def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
-    if not os.path.exists("/dev/full"):
-        return
     with open("/dev/full", "w") as full:
-        done, _ = _run(tmp_path, 0, stdout=full.fileno())
-    assert done.returncode == 2
-    assert done.stderr.splitlines()[-1] == "nforensics: cannot write <stdout>: No space left on device"
+        left, _ = _run(tmp_path, 0, stdout=full.fileno())  # left in the buffer for the end of the process
+        commands = [subprocess.run([sys.executable, "-m", "nforensics", *args], stdout=full, stderr=subprocess.PIPE,
+                                   text=True, cwd=REPO, env=BUFFERED, timeout=120)
+                    for args in (["--version"], ["explain", str(SEED000)])]
+    # (the stand-in's own line about the collector aside)
+    said = [line for line in left.stderr.splitlines() if not line.startswith("collector")]
+    assert left.returncode == 2 and said == ["nforensics: cannot write <stdout>: No space left on device"]
+    for done in commands:
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("nforensics: ")
+        assert "No space left on device" in done.stderr
+
+
+def test_a_closed_output_is_no_error_of_the_end(tmp_path):
+    done = subprocess.run(f"'{sys.executable}' -m nforensics --version >&-", shell=True, capture_output=True, text=True,
+                          cwd=REPO, env=BUFFERED, timeout=120)
+    assert done.stderr == "" and done.returncode == 0
 
 
 def test_the_collector_paused_for_start_up_frees_the_commands_cycles(tmp_path):
