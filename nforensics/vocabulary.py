@@ -19,9 +19,11 @@ _STATUS_NAMES = (r"(?-i:\b(?:INTERNAL|UNIMPLEMENTED|RESOURCE_EXHAUSTED|OUT_OF_RA
 _CALL_MISMATCH = (r"takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given|"
                   r"missing \d+ required (?:positional|keyword-only) arguments?|got an unexpected keyword argument|"
                   r"got multiple values for (?:keyword )?argument")
-# A rule and the value that broke it, in one clause: "AccessPatterns must MATCH, but got in=17776640 and out=128".
-# ("expected a lock file but found none, creating it" is a notice: only what was got or received breaks a rule.)
-_RULE_BROKEN = r"\b(?:must|expected|should)\b[^.;:\n]{0,120}?\bbut (?:got|received)\b"
+# A rule and the value that broke it, in one clause: "AccessPatterns must MATCH, but got in=17776640 and out=128",
+# "input dtype must be torch.bfloat16 but got torch.float32" (a dot inside a name or a number is no clause's end).
+# ("expected a lock file but found none, creating it" is a notice, "you should set X but got nothing, using the
+# default" a fallback: only a rule that must hold, or an expectation, broken by what was got or received.)
+_RULE_BROKEN = r"\b(?:must|expected)\b(?:[^.;:\n]|\.\S){0,120}?\bbut (?:got|received)\b"
 
 # RE2 (linear time): a line is read by these before anything else, whatever its length or content.
 FAILURE_WORDS = compile_linear(
@@ -80,10 +82,13 @@ _IGNORED_SETTING = compile_linear(r"(?i)\band will be ignored\b")
 
 
 # A command line's option names (`--inject-error=NONE`, `--enable-data-race-checker=false`) name switches, not
-# what happened: a tool echoing the command it runs says nothing failed. (Their values still count.) So do a
-# settings dump's identifiers set to a literal (`Namespace(..., ready_check_timeout_sec=0, fail_fast=True)`);
-# a report's own words stay (`failed=3`, `killed=True`, `error=ECONNRESET`, `error_message="Timed out"`).
+# what happened: a tool echoing the command it runs says nothing failed. (Their values still count.) So do the
+# names of a settings dump, `name=value` pairs joined by commas (`Namespace(model='llama', timeout=600,
+# ready_check_timeout_sec=0)`), and elsewhere an identifier set to a literal (`fail_fast=True`); a report's own
+# words stay (`passed=10 failed=3`, `killed=True`, `error=ECONNRESET`, `error_message="Timed out"`).
 _OPTION_NAMES = compile_linear(r"(?:^|\s)--[A-Za-z][\w-]*")
+_SETTINGS_DUMP = compile_linear(r"\b[A-Za-z_][\w.]*=[^,\n]*,\s*[A-Za-z_][\w.]*=[^,\n]*,\s*[A-Za-z_][\w.]*=")
+_DUMPED_NAMES = compile_linear(r"\b[A-Za-z_][\w.]*=")
 _SETTING_NAMES = compile_linear(r"\b[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+=(?:-?\d[\w.]*|True|False|None)\b")
 
 
@@ -100,13 +105,11 @@ def reads_as_failure(text: str) -> bool:
     row of a framework's operator summary)."""
     if text[:1] == "│" and _RICH_SOURCE_ROW.match(text) or "supported]" in text and _OPERATOR_SUMMARY_ROW.search(text):
         return False
-    if counts_no_failures(text):  # (read before the names go: "timeout errors=0")
-        return False
     if "--" in text:
         text = _OPTION_NAMES.sub(" ", text)
     if "=" in text:
-        text = _SETTING_NAMES.sub(" ", text)
-    return (bool(FAILURE_WORDS.search(text)) and not SECTION_HEADING.search(text)
+        text = (_DUMPED_NAMES if _SETTINGS_DUMP.search(text) else _SETTING_NAMES).sub(" ", text)
+    return (bool(FAILURE_WORDS.search(text)) and not counts_no_failures(text) and not SECTION_HEADING.search(text)
             and not _ROUTINE_NOTICE.search(text) and not (_IGNORED_SETTING.search(text) and not says_it_failed(text)))
 
 

@@ -450,6 +450,12 @@ def test_a_core_number_out_of_the_drivers_range_in_other_words_is_the_same_cause
     assert findings[0].hypotheses[0].id == "core-numbers-beyond-the-instance"
 
 
+def test_a_logical_cores_memory_request_beyond_the_device_is_no_core_number_beyond_it():
+    memory = ("2026-Jul-07 10:06:38.131386 8812:8812 ERROR  TDRV:tdrv_init    logical nc 0: device memory request of "
+              "34359738368 bytes exceeds the 25769803776 available\n")
+    assert _top(memory + _INIT_FAILED.format(pid=8812))[0] != "neuroncores-in-use"
+
+
 def test_the_driver_failing_otherwise_names_no_core_numbers():
     device = ("2026-Jul-07 10:06:38.131386 8812:8812 ERROR  TDRV:tdrv_init    Failed to open /dev/neuron0 for logical "
               "cores 0-7: no such device\n")
@@ -488,9 +494,10 @@ def test_another_vendors_dra_driver_failing_is_not_neurons():
     gpu = _DRA_EVENT.format(reason="MIG profile 1g.5gb is not supported on this GPU", kind="GpuConfig",
                             group="resource.nvidia.com")
     assert "kubernetes-components" not in _families(gpu)
-    # (also in a cluster that has Neuron nodes too)
-    mixed = gpu + "Node: ip-10-0-1-7 (trn1.32xlarge)  Allocatable: aws.amazon.com/neuron: 16\n"
-    assert "kubernetes-components" not in _families(mixed)
+    # (also in a cluster that has Neuron nodes too, or a run that printed NxD Inference's NeuronConfig)
+    for beside in ("Node: ip-10-0-1-7 (trn1.32xlarge)  Allocatable: aws.amazon.com/neuron: 16\n",
+                   "INFO: loaded NeuronConfig(tp_degree=8, batch_size=1)\n"):
+        assert "kubernetes-components" not in _families(gpu + beside), beside
 
 
 _VERIFIER_LOCATION = ("[INTERNAL_ERROR] [NCC_INLA001] Unhandled exception with message: Error from "
@@ -549,5 +556,9 @@ def test_a_compiler_that_failed_writing_to_a_closed_output_says_its_parent_went_
     assert findings[0].family == "compiler-internal-crash"
     assert findings[0].hypotheses[0].id == "compiler-output-closed"
     assert findings[0].workarounds[0].hypotheses == ["compiler-output-closed"]
-    assertion = analyze_text(_COMPILER_TRACEBACK.format(exception="AssertionError: tile size mismatch")).findings
-    assert assertion[0].hypotheses[0].id != "compiler-output-closed"
+    assertion = _COMPILER_TRACEBACK.format(exception="AssertionError: tile size mismatch")
+    assert analyze_text(assertion).findings[0].hypotheses[0].id != "compiler-output-closed"
+    # (the pipe of the Python program's own output, closed at its exit after the crash, is not the compiler's)
+    own_pipe = ("Exception ignored in: <_io.TextIOWrapper name='<stdout>' mode='w' encoding='utf-8'>\n"
+                "BrokenPipeError: [Errno 32] Broken pipe\n")
+    assert analyze_text(assertion + own_pipe).findings[0].hypotheses[0].id != "compiler-output-closed"

@@ -132,6 +132,10 @@ def test_a_settings_dump_names_its_keys_not_what_happened():
         assert reads_as_failure(report), report
     for none in ("500 requests, timeout errors=0", "Error count=0", "Number of failed requests=0"):
         assert not reads_as_failure(none), none
+    # A dump's names, joined by commas, whatever their spelling; a limit named beside a failure is no count of none.
+    assert not reads_as_failure("Namespace(model='/models/llama', server_timeout=None, timeout=600, port=8000)")
+    assert not reads_as_failure("Server args: host=0.0.0.0, port=8080, timeout=300, startup=lazy")
+    assert reads_as_failure("Compilation of graph 3 failed after 2 attempts (max_failures=0)")
 
 
 def test_a_rule_and_the_value_that_broke_it_reads_as_a_failure():
@@ -139,9 +143,12 @@ def test_a_rule_and_the_value_that_broke_it_reads_as_a_failure():
 
     assert reads_as_failure("output AccessPatterns must MATCH, but got in=17776640 and out=128")
     assert reads_as_failure("expected a tensor of rank 3 but got rank 2")
-    # (Another sentence, or what was only found, is no rule broken.)
+    assert reads_as_failure("input dtype must be torch.bfloat16 but got torch.float32")  # (dots inside names)
+    assert reads_as_failure("expected neuronx-cc>=2.15 but got 2.14.227.0")
+    # (Another sentence, what was only found, or what only should have been, is no rule broken.)
     assert not reads_as_failure("Must be run as root. But got a warning anyway.")
     assert not reads_as_failure("INFO expected a lock file for MODULE_123 in /var/tmp but found none, creating it")
+    assert not reads_as_failure("You should set NEURON_CC_FLAGS but got nothing, using the default")
 
 
 def test_saying_that_something_does_not_exist_or_is_not_supported_reads_as_a_failure():
