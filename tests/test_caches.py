@@ -29,7 +29,8 @@ class _Payload:
 def _plant(folder, marker) -> None:
     """Pickle payloads under every name an earlier nforensics or lark's cache would read."""
     payload = pickle.dumps(_Payload(str(marker)))
-    for name in ("signatures", "families", "packs", "table-releases", "table-templates", "template-holders"):
+    for name in ("signatures", "families", "packs", "table-releases", "table-templates", "template-holders",
+                 "template-index"):
         for suffix in (".pickle", ".json"):
             (folder / f"{name}-planted{suffix}").write_bytes(payload)
 

@@ -80,7 +80,8 @@ def test_a_coded_message_without_its_hint_is_recognised_by_its_template():
     assert all(f.signature != "ncc-emod025-dynamic-shape" for f in analyze_text(hint).findings)
 
 
-@pytest.mark.parametrize("planted", [[1, 2], {"hbm": [99999]}, {"hbm": [-1]}, {"hbm": "x"}])
+@pytest.mark.parametrize("planted", [[1, 2], {"hbm": [99999]}, {"holders": {"hbm": [99999]}}, {"holders": {"hbm": [-1]}},
+                                     {"holders": {"hbm": "x"}}, {"holders": [], "tokens": {}}])
 def test_a_damaged_template_index_in_the_cache_is_a_miss(planted, monkeypatch):
     """The holders kept in the disk cache are checked: a file of another shape recomputes them, never names
     a wrong signature or stops the run."""
@@ -90,6 +91,23 @@ def test_a_damaged_template_index_in_the_cache_is_a_miss(planted, monkeypatch):
     monkeypatch.setattr(matcher, "remember", lambda kind, inputs, compute: planted)
     templated, holders = kb.template_index
     assert holders == matcher._template_holders(templated)
+
+
+def test_template_tokens_read_from_the_cache_are_those_the_tokeniser_makes(monkeypatch):
+    """A run that reads the templates' tokens from the disk cache resembles lines to them exactly as one that
+    tokenised them; tokens of another shape in the file are tokenised again."""
+    from nforensics.knowledge import matcher, wording
+
+    kb = build(builtin_kb().signatures, families=builtin_kb().families)
+    kept = matcher._template_index_file(matcher.templates_of(kb))
+    first = next(iter(kept["tokens"]))
+    kept["tokens"][first] = "damaged"
+    monkeypatch.setattr(wording, "_TEMPLATE_TOKENS", {})
+    monkeypatch.setattr(matcher, "remember", lambda kind, inputs, compute: kept)
+    templated, _ = kb.template_index
+    every = [t for _, templates in templated for t in templates]
+    assert set(wording._TEMPLATE_TOKENS) == set(every) - {first}  # read from the file, the damaged one left out
+    assert all(wording.template_tokens(t) == tuple(wording.tokens(t).items()) for t in every)
 
 
 def test_a_last_line_cut_inside_a_message_is_its_head_but_one_that_goes_on_in_other_words_is_not():

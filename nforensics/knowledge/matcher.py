@@ -22,7 +22,9 @@ from nforensics.knowledge.order import code_key
 from nforensics.linear_regex import SearchSet
 from nforensics.line_numbers import last_line
 from nforensics.linear_regex.necessary import regex_words
-from nforensics.knowledge.wording import THRESHOLD, cut_resemblance, last_word, resemblance, template_tokens, tokens
+from nforensics.knowledge.wording import (
+    THRESHOLD, cut_resemblance, know_template_tokens, last_word, resemblance, template_tokens, tokens,
+)
 from nforensics.knowledge.schema import Signature
 from nforensics.records import Diagnostic, ParsedLog, SourceLine
 from nforensics.vocabulary import reads_as_failure
@@ -165,17 +167,36 @@ _TOKENISER_FILES = (Path(__file__), Path(wording.__file__), Path(masking.__file_
 
 def template_index(kb: KnowledgeBase) -> tuple[list[tuple[Signature, tuple[str, ...]]], dict[str, list[int]]]:
     """templates_of(kb) and their holders (KnowledgeBase.template_index keeps them: built once per catalogue).
-    The holders are kept in the disk cache, keyed by the templates themselves: tokenising every template
-    would cost each run about as much as reading the catalogue."""
+    The holders and every template's tokens are kept in the disk cache, keyed by the templates themselves:
+    tokenising every template would cost each run about as much as reading the catalogue."""
     templated = templates_of(kb)
     every = "\x1e".join("\x1f".join(templates) for _, templates in templated)
     key = hashlib.sha256(every.encode()).hexdigest()
-    holders = remember("template-holders", [key, *stamp(_TOKENISER_FILES)], lambda: _template_holders(templated))
+    kept = remember("template-index", [key, *stamp(_TOKENISER_FILES)], lambda: _template_index_file(templated))
     # A file of another shape under that name (damaged, planted) is a miss, never a wrong signature.
-    valid = isinstance(holders, dict) and all(
-        isinstance(numbers, list) and all(isinstance(n, int) and 0 <= n < len(templated) for n in numbers)
-        for numbers in holders.values())
-    return templated, holders if valid else _template_holders(templated)
+    holders, known = (kept.get("holders"), kept.get("tokens")) if isinstance(kept, dict) else (None, None)
+    if not (isinstance(holders, dict) and all(
+            isinstance(numbers, list) and all(isinstance(n, int) and 0 <= n < len(templated) for n in numbers)
+            for numbers in holders.values())):
+        return templated, _template_holders(templated)
+    if isinstance(known, dict):
+        know_template_tokens({template: pairs for template, listed in known.items()
+                              if isinstance(template, str) and (pairs := _token_pairs(listed)) is not None})
+    return templated, holders
+
+
+def _template_index_file(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, object]:
+    return {"holders": _template_holders(templated),
+            "tokens": {t: [list(pair) for pair in template_tokens(t)] for _, templates in templated for t in templates}}
+
+
+def _token_pairs(listed: object) -> tuple[tuple[str, float], ...] | None:
+    """A template's tokens as the cache file lists them, when they have that shape."""
+    if not isinstance(listed, list):
+        return None
+    pairs = tuple((pair[0], float(pair[1])) for pair in listed if isinstance(pair, list) and len(pair) == 2
+                  and isinstance(pair[0], str) and isinstance(pair[1], (int, float)))
+    return pairs if len(pairs) == len(listed) else None
 
 
 def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, list[int]]:

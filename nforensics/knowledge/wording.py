@@ -41,9 +41,21 @@ def tokens(text: str) -> dict[str, float]:
     return weights
 
 
-@cache
+_TEMPLATE_TOKENS: dict[str, tuple[tuple[str, float], ...]] = {}
+
+
 def template_tokens(template: str) -> tuple[tuple[str, float], ...]:
-    return tuple(tokens(template).items())
+    known = _TEMPLATE_TOKENS.get(template)
+    if known is None:
+        known = _TEMPLATE_TOKENS[template] = tuple(tokens(template).items())
+    return known
+
+
+def know_template_tokens(known: dict[str, tuple[tuple[str, float], ...]]) -> None:
+    """Templates' tokens an earlier run computed with this very tokeniser (nforensics/knowledge/matcher.py keeps
+    them in the disk cache): tokenising every template costs a cold run more than reading them."""
+    for template, pairs in known.items():
+        _TEMPLATE_TOKENS.setdefault(template, pairs)
 
 
 def resemblance(template: str, line_tokens: dict[str, float]) -> float:
