@@ -40,9 +40,11 @@ _COMMAND = """
 """
 
 
-def _run(tmp_path, status: int, before: str = "", stdout: int | None = subprocess.PIPE) -> tuple[subprocess.CompletedProcess, str]:
+def _run(tmp_path, status: int, before: str = "",
+         stdout: int | None = subprocess.PIPE) -> tuple[subprocess.CompletedProcess, str]:
     marker = tmp_path / f"handler-{status}"
-    script = textwrap.dedent(_COMMAND.format(marker=str(marker), status=status, before=before.format(marker=str(marker))))
+    script = textwrap.dedent(_COMMAND.format(marker=str(marker), status=status,
+                                             before=before.format(marker=str(marker))))
     done = subprocess.run([sys.executable, "-c", script], stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=REPO,
                           env=BUFFERED, timeout=120)
     return done, marker.read_text() if marker.exists() else ""

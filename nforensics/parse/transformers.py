@@ -340,8 +340,8 @@ class PrefixShapes(Transformer):
                 level = token.split(":", 1)[0]
             elif token.type == "C10_LOG":
                 level = _C10_LEVELS[token[1]]
-        if own_level is not None:  # the producer's own, kept in its line for the readers of its records
-            level = {"WARN": "WARNING"}.get(own_level.strip("[]:"), own_level.strip("[]:"))
+        if own_level is not None:  # the producer's own (`WARN` reads as `WARNING` does), kept in its line too
+            level = own_level.strip("[]:")
         own = (own_level or "") + str(own_line or "")
         # A wrapper puts one space between itself and the line; more is the line's own indentation (a
         # traceback's frames and source lines), which says what the line is.
