@@ -616,6 +616,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "    instance_info = monitor_data['instance_data']\nKeyError: 'instance_data'", "profiler-tools"),
     # TorchScript prints its message on the line under the exception's class.
     ("RuntimeError: \nUnknown type name '__torch__.torch.classes.neuron.Model':", "framework-plugin-setup"),
+    # The loader could not find the runtime library (an OS package pip does not install) or the plugin's.
+    ('  File "/venv/lib/python3.10/site-packages/torch_neuronx/__init__.py", line 12, in <module>\n'
+     "ImportError: libnrt.so.1: cannot open shared object file: No such file or directory", "framework-plugin-setup"),
 ])
 def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     assert _top_family(line + "\n") == family
@@ -678,6 +681,9 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     # A syntax error in the user's own script, or in a package of a run with no Neuron in it.
     'File "/home/u/neuron_app/train.py", line 29\n    f"x" +\n         ^\nSyntaxError: invalid syntax',
     'File "/env/lib/python3.5/site-packages/requests/__init__.py", line 29\n    f"x"\n      ^\nSyntaxError: invalid syntax',
+    # Another accelerator's library the loader could not find, or a Neuron library found after all.
+    "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
+    "Loaded /opt/aws/neuron/lib/libnrt.so.1 after retrying the shared object file lookup",
 ])
 def test_near_misses_of_those_shapes_do_not(line):
     assert _top_family(line + "\n") not in ("pip-resolution", "device-not-visible", "model-library-error", "version-skew",
