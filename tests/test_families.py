@@ -1660,3 +1660,16 @@ def test_an_exit_code_of_128_plus_sigkill_is_a_kill(line):
 def test_an_ordinary_exit_code_is_no_kill():
     families = [f.family for f in analyze_text("2023-08-02 11:20:10.000100: INFO ||PARALLEL||: worker 3 exited with exit code 1\n").findings]
     assert "host-oom-kill" not in families
+
+
+_MARK_STEP = ('Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    xm.mark_step()\n'
+              '  File "/venv/lib/python3.10/site-packages/torch_xla/core/xla_model.py", line 1055, in mark_step\n'
+              "    torch_xla._XLAC._xla_step_marker(\n")
+
+
+def test_a_runtime_failure_raised_through_torch_xlas_step_is_the_runtimes_not_the_plugins():
+    # Every execution's error surfaces at mark_step in torch-xla's device layer: what it says decides the family.
+    failed = "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: nrt_tensor_allocate failed: out of device memory on NeuronCore 0\n"
+    assert _top_family(_MARK_STEP + failed) == "runtime-device-memory"
+    # ... and a device the process cannot have is still the plugin's set-up.
+    assert _top_family(_MARK_STEP + "RuntimeError: Invalid device format: cpu\n") == "framework-plugin-setup"
