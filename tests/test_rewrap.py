@@ -163,3 +163,20 @@ def test_a_frame_head_without_its_path_closed_after_it_is_no_wrap():
     lines = ['  File "/usr/local/lib/python3.10/site-packages/neuronx_distributed/parallel_layers/uti',
              "ls.py was not found", "AssertionError: vocab size 50257 is not divisible by 8"]
     assert wrap_width(lines) is None
+
+
+def test_a_short_paste_with_a_frame_cut_inside_its_function_name_is_joined_again():
+    lines = ['  File "/python3.9/site-packages/torch_neuron/__init__.py", line 60, in _registe', "r_extension",
+             "    torch.ops.load_library(neuron_op_filename)",
+             "OSError: /python3.9/site-packages/torch_neuron/lib/libtorchneuron.so: undefined ",
+             "symbol: _ZN5torch6detail10class_baseC2ERKSsS3_SsRKSt9type_infoS6_"]
+    assert wrap_width(lines) == 80
+    log, _ = assemble("x", text_lines("Traceback (most recent call last):\n" + "\n".join(lines) + "\n"))
+    assert log.tracebacks[0].frames[0].function == "_register_extension"
+    assert log.tracebacks[0].message.endswith("undefined symbol: _ZN5torch6detail10class_baseC2ERKSsS3_SsRKSt9type_infoS6_")
+
+
+@pytest.mark.parametrize("after", ["KeyboardInterrupt", "    main()", "Model.forward"])
+def test_a_frame_at_the_longest_length_followed_by_a_line_of_its_own_is_no_wrap(after):
+    lines = ['  File "/home/user/projects/neuron/inference/run_llama_generation.py", line 212, in main', after]
+    assert wrap_width(lines) is None
