@@ -180,3 +180,10 @@ def test_a_short_paste_with_a_frame_cut_inside_its_function_name_is_joined_again
 def test_a_frame_at_the_longest_length_followed_by_a_line_of_its_own_is_no_wrap(after):
     lines = ['  File "/home/user/projects/neuron/inference/run_llama_generation.py", line 212, in main', after]
     assert wrap_width(lines) is None
+
+
+def test_a_short_paste_with_a_frame_cut_inside_its_line_number_is_joined_again():
+    lines = ["Traceback (most recent call last):",
+             'File "/home/ubuntu/anaconda3/envs/aws_neuron_tensorflow_p36/bin/tensorboard", li', "ne 7, in <module>",
+             "   from tensorflow.tensorboard.tensorboard import main"]
+    assert wrap_width(lines) == 80

@@ -25,12 +25,10 @@ MIN_WIDTH = 60  # narrower "widths" are short lines of one shape (a column of nu
 MIN_WRAPPED = 3  # lines of exactly the width: one or two is chance
 SHAPE_CHARS = 12  # the start of a line that says whether it begins a record like the line before
 _DIGITS = re.compile(r"\d+")
-_CUT_FRAME = re.compile(r'^\s*File "[^"]*$')
-_FRAME_GOES_ON = re.compile(r'^[^"\s]*", line \d')
-# ... or cut inside its function's name: the rest of a snake_case name alone on the next line, at the margin
-# (under a frame comes its indented source line, another frame or the exception, whose class is capitalised).
-_CUT_FRAME_FUNCTION = re.compile(r'^\s*File "[^"]+", line \d+, in [\w.<>]*$')
-_FUNCTION_GOES_ON = re.compile(r"^[a-z_][\w.]*>?$")
+_FRAME = re.compile(r'\s*File "[^"]+", line \d+, in [\w.<>]+')
+# The rest of a snake_case function name alone at the margin: under a frame Python prints its indented source
+# line, another frame or the exception, whose class is capitalised.
+_FUNCTION_GOES_ON = re.compile(r"[a-z_][\w.]*>?")
 
 
 # A banner padded to the terminal's width (pytest's `===== short test summary info =====`) ends a line; a row
@@ -66,13 +64,17 @@ def wrap_width(lines: list[str]) -> int | None:
     # One message printed again and again (numbers aside) at that length is one piece of evidence, not many.
     pairs = list(zip(lines, [*lines[1:], None], strict=True))
     wrapped = {_DIGITS.sub("", line) for line, following in pairs if _continues(line, line, following, width)}
-    # A Python frame cut inside its file's path, the path closed on the next line, or inside its function's
-    # name, is a wrap by itself: neither holds a line break. (A short paste has too few long lines to show
-    # its width otherwise.)
-    cut_frame = any(len(line) == width and following is not None and (
-        _CUT_FRAME.match(line) and _FRAME_GOES_ON.match(following)
-        or _CUT_FRAME_FUNCTION.match(line) and _FUNCTION_GOES_ON.match(following)) for line, following in pairs)
+    # A Python frame cut anywhere (in its path, its line number, its function's name) and finished on the next
+    # line is a wrap by itself: a frame holds no line break. (A short paste has too few long lines to show its
+    # width otherwise.)
+    cut_frame = any(len(line) == width and following is not None and _cut_frame(line, following) for line, following in pairs)
     return width if len(wrapped) >= MIN_WRAPPED or cut_frame else None
+
+
+def _cut_frame(line: str, following: str) -> bool:
+    if _FRAME.fullmatch(line):
+        return bool(_FUNCTION_GOES_ON.fullmatch(following))
+    return line.lstrip().startswith('File "') and bool(_FRAME.fullmatch(line + following))
 
 
 # What a whole paste may sit behind: indentation, then at most one comment marker (a log kept as a comment
