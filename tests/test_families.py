@@ -616,6 +616,10 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "    instance_info = monitor_data['instance_data']\nKeyError: 'instance_data'", "profiler-tools"),
     # TorchScript prints its message on the line under the exception's class.
     ("RuntimeError: \nUnknown type name '__torch__.torch.classes.neuron.Model':", "framework-plugin-setup"),
+    # The compile wrapper could not open an entry's lock file (out of file descriptors here), in glog's header.
+    ("E0301 08:06:14.272283   72588 tcp_server_posix.cc:214] Failed accept4: Too many open files\n"
+     "F0301 08:06:15.515834   72588 neuron_compiler.cc:200] Check failed: fd != -1 could not open the lock file "
+     "(errno 24)", "compile-cache-access"),
     # The loader could not find the runtime library (an OS package pip does not install) or the plugin's.
     ('  File "/venv/lib/python3.10/site-packages/torch_neuronx/__init__.py", line 12, in <module>\n'
      "ImportError: libnrt.so.1: cannot open shared object file: No such file or directory", "framework-plugin-setup"),
@@ -681,6 +685,8 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     # A syntax error in the user's own script, or in a package of a run with no Neuron in it.
     'File "/home/u/neuron_app/train.py", line 29\n    f"x" +\n         ^\nSyntaxError: invalid syntax',
     'File "/env/lib/python3.5/site-packages/requests/__init__.py", line 29\n    f"x"\n      ^\nSyntaxError: invalid syntax',
+    # Out of file descriptors where no collectives were setting up (a data loader's shard).
+    "OSError: [Errno 24] Too many open files: '/data/shards/part-0042.parquet' on trn1",
     # Another accelerator's library the loader could not find, or a Neuron library found after all.
     "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
     "Loaded /opt/aws/neuron/lib/libnrt.so.1 after retrying the shared object file lookup",
@@ -1673,3 +1679,13 @@ def test_a_runtime_failure_raised_through_torch_xlas_step_is_the_runtimes_not_th
     assert _top_family(_MARK_STEP + failed) == "runtime-device-memory"
     # ... and a device the process cannot have is still the plugin's set-up.
     assert _top_family(_MARK_STEP + "RuntimeError: Invalid device format: cpu\n") == "framework-plugin-setup"
+
+
+def test_a_lock_file_the_process_had_no_descriptor_for_blames_the_open_files_limit():
+    log = ("F0301 08:06:15.515834   72588 neuron_compiler.cc:200] Check failed: fd != -1 could not open the lock file "
+           "(errno 24)\n")
+    top = analyze_text(log).findings[0]
+    assert (top.family, top.hypotheses[0].id) == ("compile-cache-access", "out-of-file-descriptors")
+    # A lock that was there but could not be taken is another worker's, not the limit's.
+    stale = "RuntimeError: could not open the lock file of neuron-compile-cache/MODULE_42: it is held by pid 7\n"
+    assert analyze_text(stale).findings[0].hypotheses[0].id != "out-of-file-descriptors"
