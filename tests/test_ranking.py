@@ -86,3 +86,25 @@ def test_an_exit_status_printed_on_the_line_decides_which_exit_it_was():
     seventy = "RuntimeError: neuronx-cc compilation failed with 70. Check compiler logs.\n"
     assert analyze_text(seventy).findings[0].signature == "neuronx-cc-exit-70"
     assert analyze_text("RuntimeError: neuronx-cc failed with 1\n").findings[0].signature != "neuronx-cc-exit-70"
+
+
+# A worker's new wording of a collectives failure (no signature knows it), then the status the framework raised.
+COLLECTIVES_LOAD = """\
+2025-Feb-02 10:00:01.0001 4471:4689 ERROR   NRT:nrt_load_collectives   could not reach the root rank at 10.1.2.3:62182
+RuntimeError: nrt_load_collectives status=1
+"""
+
+
+def test_a_bare_status_is_one_line_under_the_family_that_says_why_the_call_failed():
+    findings = analyze_text(COLLECTIVES_LOAD).findings
+    assert (findings[0].tier, findings[0].family) == ("family", "collectives-bootstrap")
+    assert [w.note for w in findings[0].wrapped_by] == ["nrt-status-failure"]  # NRT_FAILURE's general meaning
+    assert "nrt-status-failure" not in [f.signature for f in findings]
+
+
+def test_a_bare_status_no_family_narrows_keeps_its_general_meaning():
+    findings = analyze_text("RuntimeError: nrt_load status=1\n").findings
+    assert (findings[0].tier, findings[0].signature) == ("exact", "nrt-status-failure")
+    # A family that does not narrow what the status means (a Python error elsewhere) takes nothing from it.
+    mixed = analyze_text("ModuleNotFoundError: No module named 'torch_neuronx'\nRuntimeError: nrt_load status=1\n").findings
+    assert "nrt-status-failure" in [f.signature for f in mixed]

@@ -11,22 +11,21 @@ import re
 
 from nforensics.diagnose.evidence import Facts, lines_between, rank_hypotheses
 from nforensics.diagnose.families import FamilyFacts
-from nforensics.diagnose.family_rules import UNFINISHED, FamilyHit, detect_families
+from nforensics.diagnose.family_rules import FamilyHit, detect_families
 from nforensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from nforensics.diagnose.generic import generic_findings
+from nforensics.diagnose.order import cause_first, fold_envelopes, fold_general_meanings, known_cause_first, narrows, rank_key
 from nforensics.diagnose.similar import Match as SimilarMatch
 from nforensics.diagnose.similar import CaseIndex, case_index, failure_site, similar_reports, site_text
 from nforensics.diagnose.versions import resolve_fixed_in
 from nforensics.fact_records import build_record
 from nforensics.knowledge import KnowledgeBase, compiled
 from nforensics.knowledge.matcher import Claim, match
+from nforensics.knowledge.order import tier_of
 from nforensics.knowledge.family_schema import Family
 from nforensics.knowledge.schema import Signature
 from nforensics.vocabulary import reads_as_failure
 from nforensics.records import (
-    ERROR_LEVELS,
-    SEVERITY_RANK,
-    TIER_RANK,
     Analysis,
     Evidence,
     Finding,
@@ -61,25 +60,28 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     findings = [_finding(group, log, retained, facts) for group in _by_signature(claims)]
     claimed = {n for c in claims for n in range(c.line, c.end_line + 1)}
     # An envelope's lines ([NCC_INLA001] Unhandled exception with message: === BIR verification failed ===) hold
-    # the failure it wraps: a family may still name that failure there, and the envelope folds into it.
-    explained = {n for c in claims if not c.signature.match.envelope for n in range(c.line, c.end_line + 1)}
+    # the failure it wraps: a family may still name that failure there, and the envelope folds into it. So may a
+    # family that narrows what a bare status means there (`nrt_load_collectives status=1`: the collectives).
+    general = frozenset(c.signature.id for c in claims if tier_of(c.signature.match) == "fallback")
+    explained = {n for c in claims if not c.signature.match.envelope and c.signature.id not in general
+                 for n in range(c.line, c.end_line + 1)}
+    meanings: dict[int, set[str]] = {}  # a line only a status's general meaning holds -> the families it means
+    for c in claims:
+        if c.signature.id in general and c.signature.family:
+            for n in set(range(c.line, c.end_line + 1)) - explained:
+                meanings.setdefault(n, set()).add(c.signature.family)
     read = FamilyFacts(log, retained)
     elsewhere = read.ran_elsewhere
     families = [] if elsewhere else _family_findings(
-        _unexplained(detect_families(kb, read), findings, claimed, explained, kb), log, retained, facts)
+        _unexplained(detect_families(kb, read), findings, claimed, explained, meanings, kb), log, retained, facts)
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
-    findings += families
+    findings = fold_general_meanings(findings + families, general, kb)
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
-    findings = _fold_envelopes(_known_cause_first(_cause_first(sorted(findings, key=_rank), log, kb), kb), kb)
+    findings = fold_envelopes(known_cause_first(cause_first(sorted(findings, key=rank_key), log, kb), kb), kb)
     if not elsewhere:  # public Neuron reports say nothing of a run on another accelerator
         findings = _with_similar_reports(findings, log, retained, kb, facts, exclude_cases, read.below_error)
     return Analysis.model_construct(source=log.source, findings=findings, environment=log.environment,
                     total_lines=log.total_lines, truncated=log.truncated)
-
-
-def _rank(finding: Finding) -> tuple:
-    first_line = finding.evidence[0].line if finding.evidence else 0
-    return (TIER_RANK[finding.tier], finding.envelope, SEVERITY_RANK[finding.severity], first_line)
 
 
 def _with_similar_reports(findings: list[Finding], log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase,
@@ -132,59 +134,8 @@ def _similar_finding(match: SimilarMatch, line: SourceLine, log: ParsedLog, reta
     return finding
 
 
-def _cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> list[Finding]:
-    """A runtime failure cascades: one process prints the error that failed first (`TDRV:dma_ring_allocate`)
-    and then each caller's failure up the stack (`NMGR:stage_kelf_models`, `... err: 4`). When the top
-    finding sits in such a run of error lines, the finding on the run's earliest line is the cause and goes
-    first, whatever its tier; unless it is only a broad family (one others refine, "a runtime execution
-    error"), which says too little to be called a cause, and does not narrow the top finding's family (a
-    device that could not be opened does narrow "the runtime could not initialise": it says why)."""
-    top_line = findings[0].evidence[0].line if len(findings) > 1 and findings[0].evidence else None
-    if top_line is None:
-        return findings
-    broad = {parent for family in kb.families.values() for parent in family.refines}
-    broad -= {family.id for family in kb.families.values() if findings[0].family in family.refines}
-    run = _error_run(log, top_line)
-
-    def first_line(finding: Finding) -> int:
-        return (finding.evidence[0].line or 0) if finding.evidence else 0
-
-    earlier = [f for f in findings[1:] if f.tier != "generic" and first_line(f) in run and first_line(f) < top_line
-               and not (f.tier == "family" and f.family in broad)]
-    if not earlier:
-        return findings
-    cause = min(earlier, key=first_line)
-    return [cause] + [f for f in findings if f is not cause]
-
-
-def _known_cause_first(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
-    """The knowledge base says which families bring about which (`causes`): the top finding's cause, when it
-    was found too, goes first."""
-    top = findings[0].family if findings else None
-    cause = next((f for f in findings[1:] if f.tier != "generic" and f.family in kb.families
-                  and top in kb.families[f.family].causes), None)
-    return findings if cause is None else [cause] + [f for f in findings if f is not cause]
-
-
-def _error_run(log: ParsedLog, line: int) -> set[int]:
-    """The lines of the run of runtime error records, from one process and at most one line apart, that
-    holds `line` (empty when that line is not a runtime error record). The inf1 daemon printed no level: its
-    record counts when its message reads as a failure."""
-    errors = {e.line: e.pid for e in log.events if e.producer == "runtime" and (
-        (e.level or "").upper() in ERROR_LEVELS or e.level is None and reads_as_failure(e.message))}
-    if line not in errors:
-        return set()
-    pid, run = errors[line], {line}
-    for step in (-1, 1):
-        at = line
-        while (nxt := next((at + d * step for d in (1, 2) if errors.get(at + d * step, -1) == pid), None)):
-            run.add(nxt)
-            at = nxt
-    return run
-
-
 def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int], explained: set[int],
-                 kb: KnowledgeBase) -> list[FamilyHit]:
+                 meanings: dict[int, set[str]], kb: KnowledgeBase) -> list[FamilyHit]:
     """Family hits that say something the exact findings do not: not a family an exact finding's family is
     or narrows, not lines exact findings already hold (a root cause may still sit on an envelope's line), not
     a fallback family when anything else holds. Of the rest, one per component (one failure, one finding): a
@@ -208,10 +159,16 @@ def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[in
     def order(h: FamilyHit) -> tuple[bool, bool, float, int, list[int]]:
         return h.family.id in narrowed, h.family.id in caused, -h.confidence, -h.specificity, h.lines[:1]
 
+    def said(hit: FamilyHit) -> set[int]:
+        """`claimed`: the lines any signature holds; `explained`: those a root cause's signature holds, and
+        those a status's general meaning holds unless this family narrows that meaning. Another envelope on
+        an envelope's line says nothing more, a root cause there does."""
+        if hit.family.envelope:
+            return claimed
+        return explained | {n for n, means in meanings.items() if not any(narrows(kb, hit.family.id, m) for m in means)}
+
     for hit in sorted(hits, key=order):
-        # (`claimed`: the lines any signature holds; `explained`: those a root cause's signature holds. Another
-        # envelope on an envelope's line says nothing more, a root cause there does.)
-        if hit.family.id in refined or (hit.lines and set(hit.lines) <= (claimed if hit.family.envelope else explained)):
+        if hit.family.id in refined or (hit.lines and set(hit.lines) <= said(hit)):
             continue
         if not hit.family.envelope and hit.lines and set(hit.lines) <= narrowed.get(hit.family.id, set()):
             continue  # a narrower family says the same of these very lines (an envelope still folds in)
@@ -280,33 +237,6 @@ def _undetermined(finding: Finding) -> bool:
     """No evidence in the input lifts one hypothesis over another: the order would be the file's, not the log's."""
     ranked = finding.hypotheses
     return len(ranked) > 1 and not any(h.evidence for h in ranked) and ranked[0].score == ranked[1].score
-
-
-def _fold_envelopes(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
-    """An envelope (a wrapper's exit status or "compilation failed") is one line under the failure it wraps.
-    Wrappers around a cause nothing recognises fold into the first of them, the one nearest the cause
-    (`[NLA001] Unhandled exception` inside neuronx-cc's exit 70 inside "compilation failed"). A run that did
-    not finish (hung, stopped by hand) wraps nothing: a compile that failed before someone pressed ^C is
-    the failure."""
-    unfinished = _unfinished_families(kb)
-    roots = [f for f in findings if not f.envelope and f.tier != "generic" and f.family not in unfinished]
-    if roots or any(f.envelope for f in findings):  # a failure it printed says more than that it did not finish
-        findings = sorted(findings, key=lambda f: 2 if f.tier == "generic" else f.family in unfinished)
-    envelopes = [f for f in findings if f.envelope]
-    if not roots and len(envelopes) < 2:
-        return findings
-    primary = roots[0] if roots else envelopes.pop(0)
-    for envelope in envelopes:
-        line = envelope.evidence[0].line if envelope.evidence else None
-        code = f"[{envelope.code}] " if envelope.code else ""
-        primary.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{envelope.title}", note=envelope.signature))
-    return [f for f in findings if f is primary or not f.envelope]
-
-
-def _unfinished_families(kb: KnowledgeBase) -> frozenset[str]:
-    """Families recognised only by a run that did not end by itself (every rule a hang or an interrupt)."""
-    return frozenset(f.id for f in kb.families.values()
-                     if f.detect and all(r.outcomes and set(r.outcomes) <= UNFINISHED for r in f.detect))
 
 
 def _fields(signature: Signature, claim: Claim, input_matches: list[dict[str, str | None] | None]) -> dict[str, object]:

@@ -1,0 +1,127 @@
+"""Which finding goes first and what folds into what: tier and severity, a cause before the failures it
+brings about, and one failure as one finding (an envelope, or a status's general meaning, under the finding
+that explains it)."""
+
+from __future__ import annotations
+
+from nforensics.diagnose.family_rules import UNFINISHED
+from nforensics.knowledge import KnowledgeBase
+from nforensics.records import ERROR_LEVELS, SEVERITY_RANK, TIER_RANK, Evidence, Finding, ParsedLog
+from nforensics.vocabulary import reads_as_failure
+
+
+def rank_key(finding: Finding) -> tuple:
+    """Best first: tier, a root cause before an envelope, severity, then the earliest line."""
+    first_line = finding.evidence[0].line if finding.evidence else 0
+    return (TIER_RANK[finding.tier], finding.envelope, SEVERITY_RANK[finding.severity], first_line)
+
+
+def cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> list[Finding]:
+    """A runtime failure cascades: one process prints the error that failed first (`TDRV:dma_ring_allocate`)
+    and then each caller's failure up the stack (`NMGR:stage_kelf_models`, `... err: 4`). When the top
+    finding sits in such a run of error lines, the finding on the run's earliest line is the cause and goes
+    first, whatever its tier; unless it is only a broad family (one others refine, "a runtime execution
+    error"), which says too little to be called a cause, and does not narrow the top finding's family (a
+    device that could not be opened does narrow "the runtime could not initialise": it says why)."""
+    top_line = findings[0].evidence[0].line if len(findings) > 1 and findings[0].evidence else None
+    if top_line is None:
+        return findings
+    broad = {parent for family in kb.families.values() for parent in family.refines}
+    broad -= {family.id for family in kb.families.values() if findings[0].family in family.refines}
+    run = _error_run(log, top_line)
+
+    def first_line(finding: Finding) -> int:
+        return (finding.evidence[0].line or 0) if finding.evidence else 0
+
+    earlier = [f for f in findings[1:] if f.tier != "generic" and first_line(f) in run and first_line(f) < top_line
+               and not (f.tier == "family" and f.family in broad)]
+    if not earlier:
+        return findings
+    cause = min(earlier, key=first_line)
+    return [cause] + [f for f in findings if f is not cause]
+
+
+def known_cause_first(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
+    """The knowledge base says which families bring about which (`causes`): the top finding's cause, when it
+    was found too, goes first."""
+    top = findings[0].family if findings else None
+    cause = next((f for f in findings[1:] if f.tier != "generic" and f.family in kb.families
+                  and top in kb.families[f.family].causes), None)
+    return findings if cause is None else [cause] + [f for f in findings if f is not cause]
+
+
+def _error_run(log: ParsedLog, line: int) -> set[int]:
+    """The lines of the run of runtime error records, from one process and at most one line apart, that
+    holds `line` (empty when that line is not a runtime error record). The inf1 daemon printed no level: its
+    record counts when its message reads as a failure."""
+    errors = {e.line: e.pid for e in log.events if e.producer == "runtime" and (
+        (e.level or "").upper() in ERROR_LEVELS or e.level is None and reads_as_failure(e.message))}
+    if line not in errors:
+        return set()
+    pid, run = errors[line], {line}
+    for step in (-1, 1):
+        at = line
+        while (nxt := next((at + d * step for d in (1, 2) if errors.get(at + d * step, -1) == pid), None)):
+            run.add(nxt)
+            at = nxt
+    return run
+
+
+def fold_envelopes(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
+    """An envelope (a wrapper's exit status or "compilation failed") is one line under the failure it wraps.
+    Wrappers around a cause nothing recognises fold into the first of them, the one nearest the cause
+    (`[NLA001] Unhandled exception` inside neuronx-cc's exit 70 inside "compilation failed"). A run that did
+    not finish (hung, stopped by hand) wraps nothing: a compile that failed before someone pressed ^C is
+    the failure."""
+    unfinished = _unfinished_families(kb)
+    roots = [f for f in findings if not f.envelope and f.tier != "generic" and f.family not in unfinished]
+    if roots or any(f.envelope for f in findings):  # a failure it printed says more than that it did not finish
+        findings = sorted(findings, key=lambda f: 2 if f.tier == "generic" else f.family in unfinished)
+    envelopes = [f for f in findings if f.envelope]
+    if not roots and len(envelopes) < 2:
+        return findings
+    primary = roots[0] if roots else envelopes.pop(0)
+    for envelope in envelopes:
+        line = envelope.evidence[0].line if envelope.evidence else None
+        code = f"[{envelope.code}] " if envelope.code else ""
+        primary.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{envelope.title}", note=envelope.signature))
+    return [f for f in findings if f is primary or not f.envelope]
+
+
+def _unfinished_families(kb: KnowledgeBase) -> frozenset[str]:
+    """Families recognised only by a run that did not end by itself (every rule a hang or an interrupt)."""
+    return frozenset(f.id for f in kb.families.values()
+                     if f.detect and all(r.outcomes and set(r.outcomes) <= UNFINISHED for r in f.detect))
+
+
+def narrows(kb: KnowledgeBase, family: str, broader: str) -> bool:
+    """`family` is a narrower account of `broader`: it refines it, directly or through families it refines."""
+    seen: set[str] = set()
+    todo = [family]
+    while todo:
+        current = todo.pop()
+        if current in seen or current not in kb.families:
+            continue
+        seen.add(current)
+        if broader in kb.families[current].refines:
+            return True
+        todo += kb.families[current].refines
+    return False
+
+
+def fold_general_meanings(findings: list[Finding], general: frozenset[str], kb: KnowledgeBase) -> list[Finding]:
+    """A bare status or code recognised for its general meaning (`general`: those signatures, tier fallback:
+    "nrt_load_collectives status=1" is NRT_FAILURE) is the failing call's report of a failure a family found
+    here narrows (the collectives could not set up): one line under that family's finding, which says why."""
+    families = [f for f in findings if f.tier == "family" and not f.envelope and f.family]
+    kept = []
+    for finding in findings:
+        account = next((f for f in families if finding.signature in general and finding.family
+                        and narrows(kb, f.family or "", finding.family)), None)
+        if account is None:
+            kept.append(finding)
+            continue
+        line = finding.evidence[0].line if finding.evidence else None
+        code = f"[{finding.code}] " if finding.code else ""
+        account.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{finding.title}", note=finding.signature))
+    return kept
