@@ -108,3 +108,33 @@ def test_a_bare_status_no_family_narrows_keeps_its_general_meaning():
     # A family that does not narrow what the status means (a Python error elsewhere) takes nothing from it.
     mixed = analyze_text("ModuleNotFoundError: No module named 'torch_neuronx'\nRuntimeError: nrt_load status=1\n").findings
     assert "nrt-status-failure" in [f.signature for f in mixed]
+
+
+NO_DEVICE = """\
+2026-Apr-18 20:18:50.199855 19779:19779 ERROR  TDRV:tdrv_get_dev_info                       unable to retrieve device architecture
+2026-Apr-18 20:18:50.200091 19779:19779 ERROR   NRT:nrt_init                                Cannot find Neuron devices.
+2026-Apr-18 20:18:50.201282 19779:19779 ERROR   NRT:nrt_infodump                            Failure: NRT_INVALID in nrt_init()
+"""
+
+
+def test_a_catch_all_status_means_what_the_call_that_returned_it_does():
+    # NRT_INVALID is seen from nrt_load most often; returned by nrt_init it is a runtime that did not come up.
+    alone = analyze_text(NO_DEVICE.splitlines()[-1] + "\n").findings
+    assert (alone[0].signature, alone[0].family) == ("nrt-status-invalid", "runtime-init-failure")
+    assert analyze_text("RuntimeError: nrt_load status=2\n").findings[0].family == "runtime-neff-load"
+    # ... and under the device that could not be found, it is one line of that finding.
+    findings = analyze_text(NO_DEVICE).findings
+    assert findings[0].family == "device-not-visible"
+    assert "nrt-status-invalid" in [w.note for w in findings[0].wrapped_by]
+
+
+def test_a_narrower_failure_printed_before_the_top_one_is_its_cause():
+    traceback = ('Traceback (most recent call last):\n  File "/app/run.py", line 9, in <module>\n'
+                 '    model.to(device)\nRuntimeError: Neuron runtime cannot be initialized; cannot determine the number '
+                 'of available NeuronCores\n')
+    before = "ls: cannot access '/dev/neuron*': No such file or directory\n"
+    assert analyze_text(before + traceback).findings[0].family == "device-not-visible"
+    # Printed after the failure (someone looked afterwards), or as a warning, it is no cause of it.
+    assert analyze_text(traceback + before).findings[0].family == "runtime-init-failure"
+    warned = "2026-Apr-18 20:18:50.1 1:1 WARN   TDRV:tdrv_get_dev_info   unable to retrieve device architecture\n"
+    assert analyze_text(warned + traceback).findings[0].family == "runtime-init-failure"

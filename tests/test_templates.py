@@ -122,3 +122,12 @@ def test_a_last_line_cut_inside_a_message_is_its_head_but_one_that_goes_on_in_ot
              'error message="NRT EXECUTION FAILED: Failed to load model, Invalid NEFF, instruction, or input"\n'
              "Note: Neuron errors are reported ")
     assert "nrt-exec-bad-input" not in signatures(other)
+
+
+def test_another_message_of_the_same_runtime_function_does_not_reach_its_template():
+    # The level and the MODULE:function head are shared by every record of that function: the message says which.
+    other = ("2026-Apr-18 20:18:50.199855 19779:19779 ERROR  TDRV:tdrv_get_dev_info     unable to retrieve device "
+             "architecture\n")
+    assert "nrt-no-neuron-device-available" not in [f.signature for f in analyze_text(other).findings]
+    same = "2026-Apr-18 20:18:50.199855 19779:19779 ERROR  TDRV:tdrv_get_dev_info     No neuron devices available\n"
+    assert analyze_text(same).findings[0].signature == "nrt-no-neuron-device-available"

@@ -14,7 +14,7 @@ from nforensics.diagnose.families import FamilyFacts
 from nforensics.diagnose.family_rules import FamilyHit, detect_families
 from nforensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from nforensics.diagnose.generic import generic_findings
-from nforensics.diagnose.order import cause_first, fold_envelopes, fold_general_meanings, known_cause_first, narrows, rank_key
+from nforensics.diagnose.order import fold_general_meanings, in_order, narrows
 from nforensics.diagnose.similar import Match as SimilarMatch
 from nforensics.diagnose.similar import CaseIndex, case_index, failure_site, similar_reports, site_text
 from nforensics.diagnose.versions import resolve_fixed_in
@@ -63,6 +63,7 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     # the failure it wraps: a family may still name that failure there, and the envelope folds into it. So may a
     # family that narrows what a bare status means there (`nrt_load_collectives status=1`: the collectives).
     general = frozenset(c.signature.id for c in claims if tier_of(c.signature.match) == "fallback")
+    by_call = frozenset(c.signature.id for c in claims if c.signature.match.follows_api)
     explained = {n for c in claims if not c.signature.match.envelope and c.signature.id not in general
                  for n in range(c.line, c.end_line + 1)}
     meanings: dict[int, set[str]] = {}  # a line only a status's general meaning holds -> the families it means
@@ -75,9 +76,9 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
     families = [] if elsewhere else _family_findings(
         _unexplained(detect_families(kb, read), findings, claimed, explained, meanings, kb), log, retained, facts)
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
-    findings = fold_general_meanings(findings + families, general, kb)
+    findings = fold_general_meanings(findings + families, general, by_call, log, kb)
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
-    findings = fold_envelopes(known_cause_first(cause_first(sorted(findings, key=rank_key), log, kb), kb), kb)
+    findings = in_order(findings, log, kb)
     if not elsewhere:  # public Neuron reports say nothing of a run on another accelerator
         findings = _with_similar_reports(findings, log, retained, kb, facts, exclude_cases, read.below_error)
     return Analysis.model_construct(source=log.source, findings=findings, environment=log.environment,

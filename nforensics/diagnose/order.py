@@ -6,8 +6,15 @@ from __future__ import annotations
 
 from nforensics.diagnose.family_rules import UNFINISHED
 from nforensics.knowledge import KnowledgeBase
+from nforensics.parse.gates import is_below_error_head
 from nforensics.records import ERROR_LEVELS, SEVERITY_RANK, TIER_RANK, Evidence, Finding, ParsedLog
 from nforensics.vocabulary import reads_as_failure
+
+
+def in_order(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> list[Finding]:
+    """Best first, causes before what they bring about, envelopes folded into what they wrap."""
+    ranked = narrower_cause_first(cause_first(sorted(findings, key=rank_key), log, kb), log, kb)
+    return fold_envelopes(known_cause_first(ranked, kb), kb)
 
 
 def rank_key(finding: Finding) -> tuple:
@@ -109,15 +116,40 @@ def narrows(kb: KnowledgeBase, family: str, broader: str) -> bool:
     return False
 
 
-def fold_general_meanings(findings: list[Finding], general: frozenset[str], kb: KnowledgeBase) -> list[Finding]:
+def narrower_cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> list[Finding]:
+    """A family finding printed as an error before the top finding, that narrows its family, is what the top
+    reports in more words, and its cause: no device could be opened (line 4), so the runtime could not
+    initialise (line 90). (Not from a warning: EFA's start-up warnings are printed by runs that work.)"""
+    if not findings or findings[0].tier == "family" or not findings[0].family or not findings[0].evidence:
+        return findings
+    top, start, quiet = findings[0], findings[0].evidence[0].line or 0, log.below_error_lines()
+    held = {e.line for e in top.evidence}
+    cause = next((f for f in findings[1:] if f.tier == "family" and not f.envelope and f.family and f.evidence
+                  and (f.evidence[0].line or 0) < start and f.evidence[0].line not in quiet
+                  and not is_below_error_head(f.evidence[0].text)
+                  and not held & {e.line for e in f.evidence}  # a reading of the top's own lines is no earlier report
+                  and narrows(kb, f.family, top.family or "")), None)
+    return findings if cause is None else [cause] + [f for f in findings if f is not cause]
+
+
+def fold_general_meanings(findings: list[Finding], general: frozenset[str], by_call: frozenset[str], log: ParsedLog,
+                          kb: KnowledgeBase) -> list[Finding]:
     """A bare status or code recognised for its general meaning (`general`: those signatures, tier fallback:
     "nrt_load_collectives status=1" is NRT_FAILURE) is the failing call's report of a failure a family found
-    here narrows (the collectives could not set up): one line under that family's finding, which says why."""
+    here narrows (the collectives could not set up): one line under that family's finding, which says why.
+    The call that returned a catch-all status (`by_call`: signatures that follow the API) says which failure
+    it reports (the families' `runtime_apis`): NRT_INVALID in nrt_init() is no NEFF that failed to load."""
+    by_api = {api: family.id for family in kb.families.values() for api in family.runtime_apis}
+    apis = {status.line: status.api for status in log.nrt_statuses if status.api}
+    for finding in findings:
+        called = next((apis[e.line] for e in finding.evidence if e.line in apis), None)
+        if finding.signature in by_call and by_api.get(called or "") not in (None, finding.family):
+            finding.family = by_api[called or ""]
     families = [f for f in findings if f.tier == "family" and not f.envelope and f.family]
     kept = []
     for finding in findings:
         account = next((f for f in families if finding.signature in general and finding.family
-                        and narrows(kb, f.family or "", finding.family)), None)
+                        and (f.family == finding.family or narrows(kb, f.family or "", finding.family))), None)
         if account is None:
             kept.append(finding)
             continue

@@ -134,6 +134,9 @@ class Family(Strict):
     # time out): when a finding of this family and one of those are both found, this one is the cause and goes
     # first, wherever each was printed (ranks print out of order).
     causes: list[str] = Field(default_factory=new_list)
+    # Runtime API calls (`nrt_init`) whose bare failure status this family accounts for: "NRT_INVALID in
+    # nrt_init()" is a runtime that could not initialise, whatever NRT_INVALID means of an nrt_load.
+    runtime_apis: list[str] = Field(default_factory=new_list)
     claims_warnings: bool = True  # False: lines printed below error level (WARN, INFO) are not this failure
     # Word groups (as `words`) that, on a line printed after every line of a hit, say the component came up
     # after all (a daemon that reset a device and then initialised it): the failure was passed, not the end.

@@ -57,6 +57,9 @@ class Match(Strict):
     claims_warnings: bool = True
     envelope: bool = False  # a wrapper of a root cause ([F134], exit 70): ranked after specific findings
     tier: Tier | None = None  # only where the tier derived from the conditions above is wrong
+    # A status any runtime call may return, whose meaning is the call's (NRT_FAILURE, NRT_INVALID): the finding
+    # takes the family of the call that returned it (the families' `runtime_apis`), this one's when none is known.
+    follows_api: bool = False
     before: list[str] = Field(default_factory=new_list)  # ids this one claims ahead of, where specificity cannot say
 
     _check = field_validator("patterns")(lambda cls, v: [valid_regex(p) for p in v])

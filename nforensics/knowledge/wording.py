@@ -26,6 +26,11 @@ _STOPWORDS = frozenset(
 )
 
 
+# A record's level as its producer prints it (`ERROR NRT:nrt_load`, `[WARN]`): the line's furniture, like its
+# time. In capitals it would weigh as an anchor and make every error record of one function resemble each other.
+_LEVELS = frozenset({"ERROR", "WARN", "WARNING", "INFO", "DEBUG", "TRACE", "FATAL", "CRITICAL", "ERRO", "FATA"})
+
+
 def _is_anchor(token: str) -> bool:
     return "_" in token or token.startswith("-") or "." in token or any(c.isupper() for c in token[1:])
 
@@ -35,7 +40,7 @@ def tokens(text: str) -> dict[str, float]:
     weights: dict[str, float] = {}
     for token in _TOKEN.findall(mask(text)):
         key = token.lower().strip(".")
-        if len(key) < 3 or key in _STOPWORDS or key.startswith("<"):
+        if len(key) < 3 or key in _STOPWORDS or key.startswith("<") or token in _LEVELS:
             continue
         weights[key] = max(weights.get(key, 0.0), ANCHOR_WEIGHT if _is_anchor(token) else 1.0)
     return weights

@@ -171,6 +171,12 @@ def is_quiet(segment: str) -> bool:
 _WARNING_LEVELS = (" WARNING ", " WARN ", "[WARNING]", "[WARN]", " WARNING\t", " WARN\t")
 
 
+def is_below_error_head(segment: str) -> bool:
+    """The line's head holds a level below error (a warning, or INFO/DEBUG/TRACE chatter): read where no record
+    of it says its level (a warning past a big log's head that only its anchor let through)."""
+    return is_levelled_chatter(segment) or any(level in segment[:QUIET_HEAD] for level in _WARNING_LEVELS)
+
+
 @cache
 def skip_finder(anchors: CatalogueAnchors | None = None) -> LineFinder:
     """The gate in bulk, for big inputs: where the next line starts that the assembler, at rest, would let
