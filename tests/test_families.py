@@ -1692,3 +1692,17 @@ def test_a_lock_file_the_process_had_no_descriptor_for_blames_the_open_files_lim
     # A lock that was there but could not be taken is another worker's, not the limit's.
     stale = "RuntimeError: could not open the lock file of neuron-compile-cache/MODULE_42: it is held by pid 7\n"
     assert analyze_text(stale).findings[0].hypotheses[0].id != "out-of-file-descriptors"
+
+
+def test_a_rule_word_that_starts_with_a_space_is_refused_where_it_could_never_match():
+    from pydantic import ValidationError
+
+    from nforensics.knowledge.family_schema import Detect
+
+    # Words match where a token starts: " nd" never matched "Could not open the nd1".
+    with pytest.raises(ValidationError, match="cannot begin with a space"):
+        Detect.model_validate({"words": [["could not open"], [" nd"]]})
+    assert Detect.model_validate({"words": [["could not open"], ["nd"]]}).words == [["could not open"], ["nd"]]
+    nd = "2024-Apr-18 07:55:19.0420 11802:11802 ERROR  TDRV:tdrv_init_mla_phase1     Could not open the nd1\n"
+    findings = analyze_lines("x", enumerate(nd.splitlines(), 1), kb=_without_signatures()).findings
+    assert findings[0].family == "device-not-visible"  # the family's own rule, no signature's

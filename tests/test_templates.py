@@ -10,7 +10,7 @@ import pytest
 
 from conftest import REPO
 from nforensics.knowledge import build, builtin_kb
-from nforensics.pipeline import analyze_text
+from nforensics.pipeline import analyze_lines, analyze_text
 
 
 def test_templates_file_is_current():
@@ -131,3 +131,15 @@ def test_another_message_of_the_same_runtime_function_does_not_reach_its_templat
     assert "nrt-no-neuron-device-available" not in [f.signature for f in analyze_text(other).findings]
     same = "2026-Apr-18 20:18:50.199855 19779:19779 ERROR  TDRV:tdrv_get_dev_info     No neuron devices available\n"
     assert analyze_text(same).findings[0].signature == "nrt-no-neuron-device-available"
+
+
+def test_a_template_is_reached_only_by_a_line_with_the_words_that_make_it_that_signature():
+    # Every template of nrt_allocate_neuron_cores names that function and its cores: "not contiguous" is what
+    # makes one of them its own, and a line about busy cores does not have it.
+    kb = builtin_kb()
+    without_busy = build([s for s in kb.signatures if s.id != "nrt-neuroncores-not-available"], families=kb.families)
+    busy = "ERROR NRT:nrt_allocate_neuron_cores  Logical Neuron Core(s) not available ... (cores busy, ret=-16)\n"
+    found = analyze_lines("x", enumerate(busy.splitlines(), 1), kb=without_busy).findings
+    assert "nrt-neuroncores-not-contiguous" not in [f.signature for f in found]
+    moved = "ERROR NRT:nrt_allocate_neuron_cores  the neuron cores given are not contiguous\n"
+    assert analyze_text(moved).findings[0].signature == "nrt-neuroncores-not-contiguous"

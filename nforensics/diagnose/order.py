@@ -120,7 +120,8 @@ def narrower_cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeB
     """A family finding printed as an error before the top finding, that narrows its family, is what the top
     reports in more words, and its cause: no device could be opened (line 4), so the runtime could not
     initialise (line 90). (Not from a warning: EFA's start-up warnings are printed by runs that work.)"""
-    if not findings or findings[0].tier == "family" or not findings[0].family or not findings[0].evidence:
+    if (not findings or findings[0].tier == "family" or findings[0].envelope or not findings[0].family
+            or not findings[0].evidence):  # (an envelope folds into the failure it wraps: fold_envelopes)
         return findings
     top, start, quiet = findings[0], findings[0].evidence[0].line or 0, log.below_error_lines()
     held = {e.line for e in top.evidence}

@@ -63,6 +63,13 @@ class KnowledgeBase:
         return template_index(self)
 
     @cached_property
+    def template_owners(self) -> dict[str, int]:
+        """How many signatures' templates hold each token: the words only one signature has are its own."""
+        from nforensics.knowledge.matcher import template_owners
+
+        return template_owners(self)
+
+    @cached_property
     def pattern_index(self) -> tuple[SearchSet, list[int]]:
         """The signatures' patterns as one set, scanned once per line (knowledge/matcher.py)."""
         from nforensics.knowledge.matcher import pattern_index

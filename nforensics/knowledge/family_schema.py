@@ -108,6 +108,8 @@ def word_groups(v: list[list[str]]) -> list[list[str]]:
     v = expand(v)  # "@neuron_packages": a named list of knowledge/vocabulary.toml
     if any(not group or any(w != w.lower() or not w.strip() for w in group) for group in v):
         raise ValueError("each words group needs at least one lower-case, non-blank substring")
+    if any(w[0].isspace() for group in v for w in group):  # (" nd" never matched "open the nd1")
+        raise ValueError("a word starts where a token starts: it cannot begin with a space")
     return v
 
 

@@ -23,7 +23,7 @@ from nforensics.linear_regex import SearchSet
 from nforensics.line_numbers import last_line
 from nforensics.linear_regex.necessary import regex_words
 from nforensics.knowledge.wording import (
-    THRESHOLD, cut_resemblance, know_template_tokens, last_word, resemblance, template_tokens, tokens,
+    THRESHOLD, cut_resemblance, know_template_tokens, last_word, resemblance, shows_own_words, template_tokens, tokens,
 )
 from nforensics.knowledge.schema import Signature
 from nforensics.records import Diagnostic, ParsedLog, SourceLine
@@ -137,6 +137,7 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
     The input's last line may be cut short (a paste that stops mid-line): it is compared with each
     template's head too."""
     templated, holders = kb.template_index
+    owners = kb.template_owners
     failure_lines = [i for i, line in enumerate(retained) if reads_as_failure(line.text)][-TEMPLATE_LINES:]
     claims = []
     for index in failure_lines:
@@ -148,8 +149,8 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
         candidates = range(len(templated)) if cut else sorted({n for t in line_tokens for n in holders.get(t, ())})
         best: tuple[float, tuple[int, ...], Signature] | None = None
         for signature, templates in (templated[n] for n in candidates):
-            score = max(max(resemblance(t, line_tokens), cut_resemblance(t, line_tokens, last) if cut else 0.0)
-                        for t in templates)
+            score = max(max(resemblance(t, line_tokens) if shows_own_words(t, line_tokens, owners) else 0.0,
+                            cut_resemblance(t, line_tokens, last) if cut else 0.0) for t in templates)
             if score < THRESHOLD:
                 continue
             # the closer resemblance wins; at equal resemblance, the signature first in recognition order
@@ -197,6 +198,14 @@ def _token_pairs(listed: object) -> tuple[tuple[str, float], ...] | None:
     pairs = tuple((pair[0], float(pair[1])) for pair in listed if isinstance(pair, list) and len(pair) == 2
                   and isinstance(pair[0], str) and isinstance(pair[1], (int, float)))
     return pairs if len(pairs) == len(listed) else None
+
+
+def template_owners(kb: KnowledgeBase) -> dict[str, int]:
+    """token -> how many signatures' templates hold it (KnowledgeBase.template_owners)."""
+    owners: Counter[str] = Counter()
+    for _, templates in kb.template_index[0]:
+        owners.update({token for template in templates for token, _ in template_tokens(template)})
+    return dict(owners)
 
 
 def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, list[int]]:

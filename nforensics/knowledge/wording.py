@@ -19,6 +19,7 @@ THRESHOLD = 0.8
 MIN_TOKENS = 5  # shorter templates are too generic to recognise anything by resemblance
 ANCHOR_WEIGHT = 3.0
 CUT_HEAD_SHARE = 0.4  # a line cut short must still show this share of the template's weight
+OWN_SHARE = 0.5  # ... and a whole line this share of the words only this signature's templates have
 _TOKEN = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*[A-Za-z0-9_]|[A-Za-z]{3,}")
 _STOPWORDS = frozenset(
     "the and for with was were are not but this that from into has have had been its can may will would "
@@ -70,6 +71,23 @@ def resemblance(template: str, line_tokens: dict[str, float]) -> float:
         return 0.0
     total = sum(weight for _, weight in wanted)
     return sum(weight for token, weight in wanted if token in line_tokens) / total
+
+
+def shows_own_words(template: str, line_tokens: dict[str, float], owners: dict[str, int]) -> bool:
+    """The line shows the words of the template's message that no other signature's template has (`owners`:
+    how many signatures' templates hold each token), when it has any. Not its identifiers: the function a
+    record names is every record's of that function ("NRT:nrt_allocate_neuron_cores ... cores busy" is not
+    "... cores are not contiguous", whether or not another signature of that function is loaded)."""
+    own = [(token, weight) for token, weight in template_tokens(template)
+           if weight < ANCHOR_WEIGHT and owners.get(token, 0) == 1]
+    total = sum(weight for _, weight in own)
+    return not own or sum(weight for token, weight in own if _said(token, line_tokens)) >= OWN_SHARE * total
+
+
+def _said(word: str, line_tokens: dict[str, float]) -> bool:
+    """The word, or another form of it that starts alike ("alloc" and "allocate")."""
+    return word in line_tokens or any(other.startswith(word) or word.startswith(other)
+                                      for other in line_tokens if min(len(other), len(word)) >= 4)
 
 
 _WORD = re.compile(r"\w+")
