@@ -1714,6 +1714,8 @@ def test_a_rule_word_that_starts_with_a_space_is_refused_where_it_could_never_ma
      "supported.\n", "version-skew"),
     ("2024-Jul-30 10:02:19.0357 101413:101422 ERROR  TDRV:translate_one_pseudo_instr_v2   Unsupported hardware "
      "operator code 214 found in neff.\n", "version-skew"),
+    ("2023-Mar-21 15:40:07.0612 22017:22017 ERROR  TDRV:kbl_model_add   Attempting to load an incompatible model!\n",
+     "version-skew"),
     # A compiler check refusing an NKI kernel it names is the kernel's.
     ("2026-06-13T11:41:38Z ERROR 35061 [neuronx-cc]: [ERROR] [NCC_EVRF065] NKI kernel 'flash_fwd' was traced with an "
      "unsupported NKI version.\n", "nki-kernel-error"),
@@ -1731,6 +1733,9 @@ def test_families_hold_new_wordings_of_failures_their_signatures_know(text, fami
      "state\n", "runtime-dma-limits"),
     ("2023-Jan-06 22:28:01.0845 137472:137472 ERROR TDRV:pool_stdio_queue_consume_all_entries  Printing stderr from "
      "GPSIMD: failed\n", "runtime-dma-limits"),
+    # A NEFF for another NeuronCore generation is no release skew, whatever its path says ("model.MODULE_...").
+    ("2026-May-02 14:03:58.114021  9311:9311  ERROR  NRT:nrt_load   Failed to load NEFF /tmp/w/model.MODULE_1a93+e9e5"
+     ".neff: Unsupported instruction (shared memory instruction not supported on NeuronCore v2)\n", "version-skew"),
     # A library's warning that an NKI module failed to import, beside a compiler error: not the kernel's.
     ("/venv/lib/python3.12/site-packages/neuronx_distributed/modules/moe/blockwise.py:102: UserWarning: Failed to import "
      "blockwise_mm: No module named 'neuronxcc.nki._private'\n2026-06-13T11:41:38Z ERROR 35061 [neuronx-cc]: [ERROR] "
