@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import REPO, SAMPLE_LOGS, cli, run_cli_text
+from nforensics.diagnose.order import narrows
 from nforensics.diagnose.similar import failure_site, site_text
 from nforensics.ingest import text_lines
 from nforensics.pipeline import analyze_text
@@ -35,18 +36,6 @@ def test_every_case_file_validates_and_names_real_knowledge():
     assert len({(c.repo, c.number) for c in CASES}) == len(CASES)
 
 
-def _narrows(family: str, broader: str) -> bool:
-    """`family` is `broader` or a narrower account of it (its `refines`, followed through)."""
-    seen, todo = set(), [family]
-    while todo:
-        current = todo.pop()
-        if current == broader:
-            return True
-        seen.add(current)
-        todo += [f for f in KB.families[current].refines if f not in seen]
-    return False
-
-
 def test_a_case_family_agrees_with_the_signature_its_error_matched():
     # A case's family is what the thread found (a kernel, not the tensorizer error it caused); its signature is
     # what the paste matched. The two agree when the family is the signature's, narrows it or causes it.
@@ -54,7 +43,7 @@ def test_a_case_family_agrees_with_the_signature_its_error_matched():
     for case in CASES:
         if case.signature:
             shown = by_id[case.signature].family
-            assert _narrows(case.family, shown) or shown in KB.families[case.family].causes, (
+            assert case.family == shown or narrows(KB, case.family, shown) or shown in KB.families[case.family].causes, (
                 f"{case.url}: family {case.family} but its signature {case.signature} is of {shown}")
 
 

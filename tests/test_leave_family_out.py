@@ -2,8 +2,10 @@
 still gets the family. That is how a new wording of a known failure fares (a release that rephrases its
 message, a log no signature was written from): the families' structure must carry it, not the phrases.
 
-Measured on the sample logs (always) and the development corpora (where ../shared is present), each held to
-the share it reaches today: a change that makes a family lean on its signatures again fails here."""
+Measured on the sample logs (always) and the development corpora (where ../shared is present), each held to a
+floor a few logs under the share it reaches today (94.1% of 170, 82.3% of 62): a change that makes families
+lean on their signatures again fails here. The share is of the logs a signature recognises, so a new signature
+moves the denominator too; the floors leave room for that, not for families that stop holding."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from nforensics.ingest import text_lines
 from nforensics.knowledge import KnowledgeBase, build, builtin_kb
 from nforensics.pipeline import analyze_lines
 
-FLOORS = {"sample logs": 0.93, "development corpora": 0.82}
+FLOORS = {"sample logs": 0.9, "development corpora": 0.78}
 
 
 def _kept_and_missed(paths: list[Path], kb: KnowledgeBase) -> tuple[int, list[str]]:

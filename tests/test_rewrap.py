@@ -176,7 +176,7 @@ def test_a_short_paste_with_a_frame_cut_inside_its_function_name_is_joined_again
     assert log.tracebacks[0].message.endswith("undefined symbol: _ZN5torch6detail10class_baseC2ERKSsS3_SsRKSt9type_infoS6_")
 
 
-@pytest.mark.parametrize("after", ["KeyboardInterrupt", "    main()", "Model.forward"])
+@pytest.mark.parametrize("after", ["KeyboardInterrupt", "    main()", "Model.forward", "raise", "return"])
 def test_a_frame_at_the_longest_length_followed_by_a_line_of_its_own_is_no_wrap(after):
     lines = ['  File "/home/user/projects/neuron/inference/run_llama_generation.py", line 212, in main', after]
     assert wrap_width(lines) is None

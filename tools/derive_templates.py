@@ -49,8 +49,9 @@ def template_for(kb: KnowledgeBase, signature: Signature, sample: Path) -> str |
     # others.
     values = [v for rule in signature.extract if (found := compiled(rule.pattern).search(claim.message))
               for v in found.groupdict().values() if v and v.strip() and len(v) < WHOLE_MESSAGE * len(text)]
+    # Whole values only: a status "2" is not the 2 of the line's date (the month's letters would be left behind).
     for value in sorted(values, key=len, reverse=True):
-        text = text.replace(value, "<*>")
+        text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", "<*>", text)
     template = mask(text)
     return template if len(tokens(template)) >= MIN_TOKENS else None
 

@@ -14,7 +14,7 @@ from nforensics.diagnose.families import FamilyFacts
 from nforensics.diagnose.family_rules import FamilyHit, detect_families
 from nforensics.diagnose.fingerprint import FINGERPRINT_VERSION, compiler_pass, fingerprint
 from nforensics.diagnose.generic import generic_findings
-from nforensics.diagnose.order import fold_general_meanings, in_order, narrows
+from nforensics.diagnose.order import fold_general_meanings, follow_calling_api, in_order, narrows
 from nforensics.diagnose.similar import Match as SimilarMatch
 from nforensics.diagnose.similar import CaseIndex, case_index, failure_site, similar_reports, site_text
 from nforensics.diagnose.versions import resolve_fixed_in
@@ -58,25 +58,28 @@ def diagnose(log: ParsedLog, retained: list[SourceLine], kb: KnowledgeBase, fact
              exclude_cases: frozenset[str] = frozenset()) -> Analysis:
     claims = match(kb, log, retained)
     findings = [_finding(group, log, retained, facts) for group in _by_signature(claims)]
-    claimed = {n for c in claims for n in range(c.line, c.end_line + 1)}
+    lines_of: dict[str, set[int]] = {}  # signature -> the lines its claims hold
+    for c in claims:
+        lines_of.setdefault(c.signature.id, set()).update(range(c.line, c.end_line + 1))
+    claimed = set().union(*lines_of.values())
     # An envelope's lines ([NCC_INLA001] Unhandled exception with message: === BIR verification failed ===) hold
     # the failure it wraps: a family may still name that failure there, and the envelope folds into it. So may a
     # family that narrows what a bare status means there (`nrt_load_collectives status=1`: the collectives).
     general = frozenset(c.signature.id for c in claims if tier_of(c.signature.match) == "fallback")
-    by_call = frozenset(c.signature.id for c in claims if c.signature.match.follows_api)
+    follow_calling_api(findings, frozenset(c.signature.id for c in claims if c.signature.match.follows_api), log, kb)
     explained = {n for c in claims if not c.signature.match.envelope and c.signature.id not in general
                  for n in range(c.line, c.end_line + 1)}
     meanings: dict[int, set[str]] = {}  # a line only a status's general meaning holds -> the families it means
-    for c in claims:
-        if c.signature.id in general and c.signature.family:
-            for n in set(range(c.line, c.end_line + 1)) - explained:
-                meanings.setdefault(n, set()).add(c.signature.family)
+    for finding in findings:
+        if finding.signature in general and finding.family:
+            for n in lines_of[finding.signature] - explained:
+                meanings.setdefault(n, set()).add(finding.family)
     read = FamilyFacts(log, retained)
     elsewhere = read.ran_elsewhere
     families = [] if elsewhere else _family_findings(
-        _unexplained(detect_families(kb, read), findings, claimed, explained, meanings, kb), log, retained, facts)
+        _unexplained(detect_families(kb, read), findings, claimed, explained, general, meanings, kb), log, retained, facts)
     covered = claimed | {e.line for f in families for e in f.evidence if e.line}
-    findings = fold_general_meanings(findings + families, general, by_call, log, kb)
+    findings = fold_general_meanings(findings + families, general, log, kb)
     findings += generic_findings(log, retained, covered, has_specific=bool(findings))
     findings = in_order(findings, log, kb)
     if not elsewhere:  # public Neuron reports say nothing of a run on another accelerator
@@ -136,7 +139,7 @@ def _similar_finding(match: SimilarMatch, line: SourceLine, log: ParsedLog, reta
 
 
 def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[int], explained: set[int],
-                 meanings: dict[int, set[str]], kb: KnowledgeBase) -> list[FamilyHit]:
+                 general: frozenset[str], meanings: dict[int, set[str]], kb: KnowledgeBase) -> list[FamilyHit]:
     """Family hits that say something the exact findings do not: not a family an exact finding's family is
     or narrows, not lines exact findings already hold (a root cause may still sit on an envelope's line), not
     a fallback family when anything else holds. Of the rest, one per component (one failure, one finding): a
@@ -144,9 +147,11 @@ def _unexplained(hits: list[FamilyHit], findings: list[Finding], claimed: set[in
     conditions, the earliest on a tie; the first is kept with the others' lines and fields added.
     A hit whose lines a narrower family's hit holds too is that one's to explain."""
     # An exact finding's family, and the broader families it refines, are said already (an exact runtime
-    # init failure explains the framework plugin that could not come up); envelopes still fold in.
-    refined = {f.family for f in findings}
-    refined |= {broader for family in list(refined) if family in kb.families for broader in kb.families[family].refines
+    # init failure explains the framework plugin that could not come up); envelopes still fold in. Not by a
+    # status's general meaning (`general`): the family says why, and the status folds into it.
+    found = {f.family for f in findings}
+    refined = {f.family for f in findings if f.signature not in general}
+    refined |= {broader for family in found if family in kb.families for broader in kb.families[family].refines
                 if not kb.families[broader].envelope}  # an envelope still folds in as one line
     narrowed: dict[str, set[int]] = {}  # a broader family -> the lines hits of families narrowing it hold
     for hit in hits:

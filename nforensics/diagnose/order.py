@@ -89,9 +89,7 @@ def fold_envelopes(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
         return findings
     primary = roots[0] if roots else envelopes.pop(0)
     for envelope in envelopes:
-        line = envelope.evidence[0].line if envelope.evidence else None
-        code = f"[{envelope.code}] " if envelope.code else ""
-        primary.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{envelope.title}", note=envelope.signature))
+        wrap(primary, envelope)
     return [f for f in findings if f is primary or not f.envelope]
 
 
@@ -120,41 +118,63 @@ def narrower_cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeB
     """A family finding printed as an error before the top finding, that narrows its family, is what the top
     reports in more words, and its cause: no device could be opened (line 4), so the runtime could not
     initialise (line 90). (Not from a warning: EFA's start-up warnings are printed by runs that work.)"""
-    if (not findings or findings[0].tier == "family" or findings[0].envelope or not findings[0].family
-            or not findings[0].evidence):  # (an envelope folds into the failure it wraps: fold_envelopes)
+    top = findings[0] if findings else None
+    # (An envelope folds into the failure it wraps: fold_envelopes.)
+    if top is None or top.tier == "family" or top.envelope or not top.family or not top.evidence:
         return findings
-    top, start, quiet = findings[0], findings[0].evidence[0].line or 0, log.below_error_lines()
+    start, quiet = top.evidence[0].line or 0, log.below_error_lines()
     held = {e.line for e in top.evidence}
     cause = next((f for f in findings[1:] if f.tier == "family" and not f.envelope and f.family and f.evidence
-                  and (f.evidence[0].line or 0) < start and f.evidence[0].line not in quiet
-                  and not is_below_error_head(f.evidence[0].text)
+                  and (f.evidence[0].line or 0) < start and _said_as_error(f, quiet)
                   and not held & {e.line for e in f.evidence}  # a reading of the top's own lines is no earlier report
-                  and narrows(kb, f.family, top.family or "")), None)
+                  and narrows(kb, f.family, top.family)), None)
     return findings if cause is None else [cause] + [f for f in findings if f is not cause]
 
 
-def fold_general_meanings(findings: list[Finding], general: frozenset[str], by_call: frozenset[str], log: ParsedLog,
-                          kb: KnowledgeBase) -> list[Finding]:
-    """A bare status or code recognised for its general meaning (`general`: those signatures, tier fallback:
-    "nrt_load_collectives status=1" is NRT_FAILURE) is the failing call's report of a failure a family found
-    here narrows (the collectives could not set up): one line under that family's finding, which says why.
-    The call that returned a catch-all status (`by_call`: signatures that follow the API) says which failure
-    it reports (the families' `runtime_apis`): NRT_INVALID in nrt_init() is no NEFF that failed to load."""
+def follow_calling_api(findings: list[Finding], by_call: frozenset[str], log: ParsedLog, kb: KnowledgeBase) -> None:
+    """A catch-all status (`by_call`: signatures with `follows_api`, NRT_FAILURE and NRT_INVALID) reports a
+    failure of the call that returned it, by the families' `runtime_apis`: NRT_INVALID in nrt_init() is a
+    runtime that could not initialise, not a NEFF that failed to load. Its finding takes that family."""
     by_api = {api: family.id for family in kb.families.values() for api in family.runtime_apis}
     apis = {status.line: status.api for status in log.nrt_statuses if status.api}
     for finding in findings:
-        called = next((apis[e.line] for e in finding.evidence if e.line in apis), None)
-        if finding.signature in by_call and by_api.get(called or "") not in (None, finding.family):
-            finding.family = by_api[called or ""]
-    families = [f for f in findings if f.tier == "family" and not f.envelope and f.family]
+        called = next((apis[e.line] for e in finding.evidence if e.line in apis), "")
+        if finding.signature in by_call and called in by_api:
+            finding.family = by_api[called]
+
+
+def fold_general_meanings(findings: list[Finding], general: frozenset[str], log: ParsedLog,
+                          kb: KnowledgeBase) -> list[Finding]:
+    """A bare status or code recognised for its general meaning (`general`: those signatures, tier fallback:
+    "nrt_load_collectives status=1" is NRT_FAILURE) is the failing call's report of a failure a family found
+    here, said as an error, is or narrows (the collectives could not set up): one line under that finding,
+    the nearest before it of those (the same incident), which says why."""
+    quiet = log.below_error_lines()
+    families = [f for f in findings if f.tier == "family" and not f.envelope and f.family and f.evidence
+                and _said_as_error(f, quiet)]
     kept = []
     for finding in findings:
-        account = next((f for f in families if finding.signature in general and finding.family
-                        and (f.family == finding.family or narrows(kb, f.family or "", finding.family))), None)
-        if account is None:
+        at = (finding.evidence[0].line or 0) if finding.evidence else 0
+        accounts = [f for f in families if finding.signature in general and finding.family
+                    and (f.family == finding.family or narrows(kb, f.family or "", finding.family))]
+        # the nearest account printed before the status, else the nearest after it
+        accounts.sort(key=lambda f: ((f.evidence[0].line or 0) > at, abs((f.evidence[0].line or 0) - at)))
+        if accounts:
+            wrap(accounts[0], finding)
+        else:
             kept.append(finding)
-            continue
-        line = finding.evidence[0].line if finding.evidence else None
-        code = f"[{finding.code}] " if finding.code else ""
-        account.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{finding.title}", note=finding.signature))
     return kept
+
+
+def wrap(primary: Finding, folded: Finding) -> None:
+    """`folded` as one line under `primary`: its line, its code and title, its signature."""
+    line = folded.evidence[0].line if folded.evidence else None
+    code = f"[{folded.code}] " if folded.code else ""
+    primary.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{folded.title}", note=folded.signature))
+
+
+def _said_as_error(finding: Finding, quiet: set[int]) -> bool:
+    """Its first line was not printed below error level (`quiet`, or a head that says WARN where no record of
+    the line says its level: a warning past a big log's head that only its anchor let through)."""
+    first = finding.evidence[0]
+    return first.line not in quiet and not is_below_error_head(first.text)

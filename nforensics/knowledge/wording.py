@@ -14,6 +14,7 @@ import re
 from functools import cache
 
 from nforensics.masking import mask
+from nforensics.records import ERROR_LEVELS
 
 THRESHOLD = 0.8
 MIN_TOKENS = 5  # shorter templates are too generic to recognise anything by resemblance
@@ -29,7 +30,11 @@ _STOPWORDS = frozenset(
 
 # A record's level as its producer prints it (`ERROR NRT:nrt_load`, `[WARN]`): the line's furniture, like its
 # time. In capitals it would weigh as an anchor and make every error record of one function resemble each other.
-_LEVELS = frozenset({"ERROR", "WARN", "WARNING", "INFO", "DEBUG", "TRACE", "FATAL", "CRITICAL", "ERRO", "FATA"})
+_LEVELS = ERROR_LEVELS | {"WARN", "WARNING", "INFO", "DEBUG", "TRACE"}
+
+
+# What masking put in place of a value (`<path>`, `<hex>`, `<n>`, a template's `<*>`): no word of the message.
+_PLACEHOLDER = re.compile(r"<[a-z*]+>")
 
 
 def _is_anchor(token: str) -> bool:
@@ -39,9 +44,9 @@ def _is_anchor(token: str) -> bool:
 def tokens(text: str) -> dict[str, float]:
     """Weighted content tokens of a message after masking (lower-cased keys)."""
     weights: dict[str, float] = {}
-    for token in _TOKEN.findall(mask(text)):
+    for token in _TOKEN.findall(_PLACEHOLDER.sub(" ", mask(text))):
         key = token.lower().strip(".")
-        if len(key) < 3 or key in _STOPWORDS or key.startswith("<") or token in _LEVELS:
+        if len(key) < 3 or key in _STOPWORDS or token in _LEVELS:
             continue
         weights[key] = max(weights.get(key, 0.0), ANCHOR_WEIGHT if _is_anchor(token) else 1.0)
     return weights

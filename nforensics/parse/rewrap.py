@@ -13,6 +13,7 @@ numbered by its first physical line.
 
 from __future__ import annotations
 
+import keyword
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -72,8 +73,8 @@ def wrap_width(lines: list[str]) -> int | None:
 
 
 def _cut_frame(line: str, following: str) -> bool:
-    if _FRAME.fullmatch(line):
-        return bool(_FUNCTION_GOES_ON.fullmatch(following))
+    if _FRAME.fullmatch(line):  # (a bare `raise` or `return` is a source line that lost its indentation)
+        return bool(_FUNCTION_GOES_ON.fullmatch(following)) and not keyword.iskeyword(following)
     return line.lstrip().startswith('File "') and bool(_FRAME.fullmatch(line + following))
 
 
