@@ -1715,9 +1715,6 @@ def test_a_rule_word_that_starts_with_a_space_is_refused_where_it_could_never_ma
      "runtime; upgrade aws-neuronx-runtime-lib\n", "version-skew"),
     ("2025-Oct-02 08:10:11.000002 1201:1201 ERROR  NMGR:load_model   refusing incompatible NEFF /tmp/m.neff\n",
      "version-skew"),
-    # A compiler check refusing an NKI kernel it names is the kernel's.
-    ("2026-07-01T10:00:00Z ERROR 8 [neuronx-cc]: [ERROR] [NCC_EVRF070] NKI kernel 'rms_norm' uses a tile shape the "
-     "target cannot run\n", "nki-kernel-error"),
     # The runtime's API names are Neuron's: 'OFI ... failed is EFA enabled?' needs no other word for it.
     ("(node 1) RuntimeError: OFI plugin initNet() failed is EFA enabled? in nrt_load_collectives\n", "collectives-efa"),
 ])
@@ -1763,3 +1760,15 @@ def test_each_runtime_api_is_one_familys_to_account_for():
     # A catch-all status takes the family of the call that returned it: two families may not both claim a call.
     listed = [api for family in KB.families.values() for api in family.runtime_apis]
     assert listed and len(listed) == len(set(listed))
+
+
+def test_a_compiler_check_naming_an_nki_kernel_gives_the_kernels_family_beside_the_check():
+    coded = ("2026-07-01T10:00:00Z ERROR 8 [neuronx-cc]: [ERROR] [NCC_EVRF070] NKI kernel 'rms_norm' uses a tile shape "
+             "the target cannot run\n")
+    families = [f.family for f in analyze_lines("x", enumerate(coded.splitlines(), 1), kb=_without_signatures()).findings]
+    assert "nki-kernel-error" in families and "compiler-unsupported-input" in families
+    # ... but an error-level notice that a library fell back from a kernel does not outrank the compiler's error.
+    notice = ("ERROR:neuronx_distributed_inference:Failed to import NKI kernel flash_fwd (No module named "
+              "'neuronxcc.nki._private_kernels'), using the native implementation\n")
+    other = "2026-07-01T10:00:00Z ERROR 8 [neuronx-cc]: [ERROR] [NCC_EVRF001] Operator 'rng-bit-generator' is not supported\n"
+    assert analyze_text(notice + other).findings[0].signature == "ncc-evrf001-unsupported-operator"

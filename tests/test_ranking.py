@@ -138,3 +138,16 @@ def test_a_narrower_failure_printed_before_the_top_one_is_its_cause():
     assert analyze_text(traceback + before).findings[0].family == "runtime-init-failure"
     warned = "2026-Apr-18 20:18:50.1 1:1 WARN   TDRV:tdrv_get_dev_info   unable to retrieve device architecture\n"
     assert analyze_text(warned + traceback).findings[0].family == "runtime-init-failure"
+
+
+def test_a_status_whose_family_is_said_only_in_a_warning_is_one_finding():
+    text = ("2025-Feb-02 10:00:01.000100 4471:4471 WARN   NRT:nrt_init   Neuron Runtime could not be initialized, retrying\n"
+            "2025-Feb-02 10:00:02.000100 4471:4471 ERROR  NRT:nrt_infodump   Failure: NRT_FAILURE in nrt_init()\n")
+    findings = analyze_text(text).findings
+    assert [f.family for f in findings] == ["runtime-init-failure"]
+
+
+def test_a_status_on_the_line_of_its_account_agrees_with_the_two_line_paste():
+    one = "RuntimeError: nrt_execute status=1: timed out waiting for peer rank 3\n"
+    two = "RuntimeError: nrt_execute status=1\ntimed out waiting for peer rank 3 (collective all-reduce)\n"
+    assert analyze_text(one).findings[0].family == analyze_text(two).findings[0].family == "collectives-timeout"

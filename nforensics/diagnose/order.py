@@ -163,7 +163,9 @@ def fold_general_meanings(findings: list[Finding], general: frozenset[str], log:
             wrap(accounts[0], finding)
         else:
             kept.append(finding)
-    return kept
+    # A status that stayed (its family said only in warnings) says that family already: one failure, one finding.
+    exact = {f.family for f in kept if f.tier == "exact"}
+    return [f for f in kept if not (f.tier == "family" and f.family in exact)]
 
 
 def wrap(primary: Finding, folded: Finding) -> None:
