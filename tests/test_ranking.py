@@ -151,3 +151,11 @@ def test_a_status_on_the_line_of_its_account_agrees_with_the_two_line_paste():
     one = "RuntimeError: nrt_execute status=1: timed out waiting for peer rank 3\n"
     two = "RuntimeError: nrt_execute status=1\ntimed out waiting for peer rank 3 (collective all-reduce)\n"
     assert analyze_text(one).findings[0].family == analyze_text(two).findings[0].family == "collectives-timeout"
+
+
+def test_a_bare_python_warning_takes_no_status_under_it():
+    # Python's warning category at the start of a line, its `file.py:N:` head lost in the paste.
+    text = ("UserWarning: Cannot find Neuron devices on this host yet, retrying\n"
+            "2026-Apr-18 20:18:55.201282 19779:19779 ERROR   NRT:nrt_infodump   Failure: NRT_INVALID in nrt_init()\n")
+    findings = analyze_text(text).findings
+    assert findings[0].signature == "nrt-status-invalid" and not findings[0].wrapped_by

@@ -171,10 +171,16 @@ def is_quiet(segment: str) -> bool:
 _WARNING_LEVELS = (" WARNING ", " WARN ", "[WARNING]", "[WARN]", " WARNING\t", " WARN\t")
 
 
+# A Python warning's category at the start of a line (`UserWarning: ...`, `FutureWarning: ...`), its
+# `file.py:N:` head gone.
+_WARNING_CATEGORY = compile_linear(r"^\s*[A-Z]\w*Warning:")
+
+
 def is_below_error_head(segment: str) -> bool:
     """The line's head holds a level below error (a warning, or INFO/DEBUG/TRACE chatter): read where no record
     of it says its level (a warning past a big log's head that only its anchor let through)."""
-    return is_levelled_chatter(segment) or any(level in segment[:QUIET_HEAD] for level in _WARNING_LEVELS)
+    return (is_levelled_chatter(segment) or any(level in segment[:QUIET_HEAD] for level in _WARNING_LEVELS)
+            or bool(_WARNING_CATEGORY.search(segment[:QUIET_HEAD])))
 
 
 @cache
