@@ -159,3 +159,8 @@ def test_a_bare_python_warning_takes_no_status_under_it():
             "2026-Apr-18 20:18:55.201282 19779:19779 ERROR   NRT:nrt_infodump   Failure: NRT_INVALID in nrt_init()\n")
     findings = analyze_text(text).findings
     assert findings[0].signature == "nrt-status-invalid" and not findings[0].wrapped_by
+
+
+def test_the_code_a_folded_status_printed_is_the_code_of_the_finding_it_folds_into():
+    findings = analyze_text(COLLECTIVES_LOAD).findings
+    assert findings[0].family == "collectives-bootstrap" and findings[0].code == "NRT_FAILURE"

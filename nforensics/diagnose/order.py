@@ -169,10 +169,13 @@ def fold_general_meanings(findings: list[Finding], general: frozenset[str], log:
 
 
 def wrap(primary: Finding, folded: Finding) -> None:
-    """`folded` as one line under `primary`: its line, its code and title, its signature."""
+    """`folded` as one line under `primary`: its line, its code and title, its signature. A code it printed is
+    the primary's too when the primary has none: a printed fact of the same failure (TEN404 under the NKI
+    kernel that caused it, [F134] under the crash it reports)."""
     line = folded.evidence[0].line if folded.evidence else None
     code = f"[{folded.code}] " if folded.code else ""
     primary.wrapped_by.append(Evidence.model_construct(line=line, text=f"{code}{folded.title}", note=folded.signature))
+    primary.code = primary.code or folded.code
 
 
 def _said_as_error(finding: Finding, quiet: set[int]) -> bool:
