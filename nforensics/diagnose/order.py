@@ -154,9 +154,11 @@ def fold_general_meanings(findings: list[Finding], general: frozenset[str], log:
                 and _said_as_error(f, quiet)]
     kept = []
     for finding in findings:
+        if finding.signature not in general or not finding.family:
+            kept.append(finding)
+            continue
         at = (finding.evidence[0].line or 0) if finding.evidence else 0
-        accounts = [f for f in families if finding.signature in general and finding.family
-                    and (f.family == finding.family or narrows(kb, f.family or "", finding.family))]
+        accounts = [f for f in families if f.family == finding.family or narrows(kb, f.family or "", finding.family)]
         # the nearest account printed before the status, else the nearest after it
         accounts.sort(key=lambda f: ((f.evidence[0].line or 0) > at, abs((f.evidence[0].line or 0) - at)))
         if accounts:

@@ -63,11 +63,11 @@ class KnowledgeBase:
         return template_index(self)
 
     @cached_property
-    def template_owners(self) -> dict[str, int]:
-        """How many signatures' templates hold each token: the words only one signature has are its own."""
-        from nforensics.knowledge.matcher import template_owners
+    def own_words(self) -> dict[str, tuple[tuple[str, float], ...]]:
+        """Each template's own words: the prose no other signature's template has (knowledge/matcher.py)."""
+        from nforensics.knowledge.matcher import own_words
 
-        return template_owners(self)
+        return own_words(self)
 
     @cached_property
     def pattern_index(self) -> tuple[SearchSet, list[int]]:

@@ -23,7 +23,8 @@ from nforensics.linear_regex import SearchSet
 from nforensics.line_numbers import last_line
 from nforensics.linear_regex.necessary import regex_words
 from nforensics.knowledge.wording import (
-    THRESHOLD, cut_resemblance, know_template_tokens, last_word, resemblance, shows_own_words, template_tokens, tokens,
+    ANCHOR_WEIGHT, THRESHOLD, cut_resemblance, know_template_tokens, last_word, resemblance, shows_own_words, template_tokens,
+    tokens,
 )
 from nforensics.knowledge.schema import Signature
 from nforensics.records import Diagnostic, ParsedLog, SourceLine
@@ -137,7 +138,7 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
     The input's last line may be cut short (a paste that stops mid-line): it is compared with each
     template's head too."""
     templated, holders = kb.template_index
-    owners = kb.template_owners
+    own = kb.own_words
     failure_lines = [i for i, line in enumerate(retained) if reads_as_failure(line.text)][-TEMPLATE_LINES:]
     claims = []
     for index in failure_lines:
@@ -149,7 +150,7 @@ def _template_claims(kb: KnowledgeBase, retained: list[SourceLine], last_line: i
         candidates = range(len(templated)) if cut else sorted({n for t in line_tokens for n in holders.get(t, ())})
         best: tuple[float, tuple[int, ...], Signature] | None = None
         for signature, templates in (templated[n] for n in candidates):
-            score = max(max(resemblance(t, line_tokens) if shows_own_words(t, line_tokens, owners) else 0.0,
+            score = max(max(resemblance(t, line_tokens) if shows_own_words(own[t], line_tokens) else 0.0,
                             cut_resemblance(t, line_tokens, last) if cut else 0.0) for t in templates)
             if score < THRESHOLD:
                 continue
@@ -200,12 +201,16 @@ def _token_pairs(listed: object) -> tuple[tuple[str, float], ...] | None:
     return pairs if len(pairs) == len(listed) else None
 
 
-def template_owners(kb: KnowledgeBase) -> dict[str, int]:
-    """token -> how many signatures' templates hold it (KnowledgeBase.template_owners)."""
+def own_words(kb: KnowledgeBase) -> dict[str, tuple[tuple[str, float], ...]]:
+    """template -> its own words (KnowledgeBase.own_words): prose tokens no other signature's template holds.
+    Not identifiers: the function a record names is every record's of that function, loaded sibling or not."""
+    templated = kb.template_index[0]
     owners: Counter[str] = Counter()
-    for _, templates in kb.template_index[0]:
+    for _, templates in templated:
         owners.update({token for template in templates for token, _ in template_tokens(template)})
-    return dict(owners)
+    return {template: tuple((token, weight) for token, weight in template_tokens(template)
+                            if weight < ANCHOR_WEIGHT and owners[token] == 1)
+            for _, templates in templated for template in templates}
 
 
 def _template_holders(templated: list[tuple[Signature, tuple[str, ...]]]) -> dict[str, list[int]]:

@@ -78,13 +78,10 @@ def resemblance(template: str, line_tokens: dict[str, float]) -> float:
     return sum(weight for token, weight in wanted if token in line_tokens) / total
 
 
-def shows_own_words(template: str, line_tokens: dict[str, float], owners: dict[str, int]) -> bool:
-    """The line shows the words of the template's message that no other signature's template has (`owners`:
-    how many signatures' templates hold each token), when it has any. Not its identifiers: the function a
-    record names is every record's of that function ("NRT:nrt_allocate_neuron_cores ... cores busy" is not
-    "... cores are not contiguous", whether or not another signature of that function is loaded)."""
-    own = [(token, weight) for token, weight in template_tokens(template)
-           if weight < ANCHOR_WEIGHT and owners.get(token, 0) == 1]
+def shows_own_words(own: tuple[tuple[str, float], ...], line_tokens: dict[str, float]) -> bool:
+    """The line shows half of a template's own words (the prose no other signature's template has,
+    KnowledgeBase.own_words), when it has any: "NRT:nrt_allocate_neuron_cores ... cores busy" is not
+    "... cores are not contiguous"."""
     total = sum(weight for _, weight in own)
     return not own or sum(weight for token, weight in own if _said(token, line_tokens)) >= OWN_SHARE * total
 
