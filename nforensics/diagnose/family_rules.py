@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nforensics.diagnose.families import FamilyFacts
+from nforensics.diagnose.family_words import rule_words
 from nforensics.knowledge import KnowledgeBase
 from nforensics.knowledge.family_schema import Detect, Family
 
@@ -92,8 +93,10 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
     for family in kb.families.values():
         best: tuple[list[int], dict[str, object], float, int] | None = None
         held_lines: list[int] = []  # every line any rule of the family holds: all of them must be overcome
+        every_level, errors = (facts, errors_only) if not family.recovered else (
+            _unrecovered(facts, family.recovered), _unrecovered(errors_only, family.recovered))
         for rule in family.detect:
-            held = _rule_hit(facts if family.claims_warnings or rule.words_in_warnings else errors_only, rule)
+            held = _rule_hit(every_level if family.claims_warnings or rule.words_in_warnings else errors, rule)
             if held is not None:
                 held_lines += held[0]
                 if best is None or held[2:] > best[2:]:
@@ -101,3 +104,9 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
         if best is not None and not (family.overcome and held_lines and facts.overcome(family.overcome, held_lines)):
             hits.append(FamilyHit(family, best[0], best[2], best[1], best[3]))
     return hits
+
+
+def _unrecovered(facts: FamilyFacts, recovered: list[list[str]]) -> FamilyFacts:
+    """The facts without the failure lines that say the program went on without what failed there."""
+    patterns = [rule_words(tuple(group)) for group in recovered]
+    return facts.keeping(lambda n: not all(p.search(facts.text_of.get(n, "")) for p in patterns))

@@ -143,6 +143,10 @@ class Family(Strict):
     # Word groups (as `words`) that, on a line printed after every line of a hit, say the component came up
     # after all (a daemon that reset a device and then initialised it): the failure was passed, not the end.
     overcome: list[list[str]] = Field(default_factory=new_list)
+    # Word groups (as `words`) that, on a failure line itself, say the program went on without what failed
+    # there ("NKI kernel flash_fwd failed for this head size, falling back to the default attention"): that
+    # line reports a replacement, not this family's failure, whatever its level.
+    recovered: list[list[str]] = Field(default_factory=new_list)
     # True: recognised by where a failure was raised (a model library's frames), not by what failed; any
     # other finding of tier exact or family says more, and this family then gives way to it.
     fallback: bool = False
@@ -156,7 +160,7 @@ class Family(Strict):
     test: FamilyTest = Field(default_factory=FamilyTest)
 
     _id_shape = field_validator("id")(lambda cls, v: Signature._id_shape(v))
-    _overcome_words = field_validator("overcome")(lambda cls, v: word_groups(v))
+    _overcome_words = field_validator("overcome", "recovered")(lambda cls, v: word_groups(v))
 
     @model_validator(mode="after")
     def _top_known(self) -> "Family":

@@ -56,6 +56,9 @@ def family_markdown(family: Family) -> str:
     if family.overcome:
         words = " and ".join("/".join(f"`{w}`" for w in group) for group in family.overcome)
         out += [f"Passed, not found, when the same process then prints {words} (same device, nothing failing after it).", ""]
+    if family.recovered:
+        words = " and ".join("/".join(f"`{w}`" for w in group) for group in family.recovered)
+        out += [f"Not a line that also says {words}: the program went on without what failed there.", ""]
     if family.refines:
         out += [f"It narrows {_one_of(family.refines)}: when both hold, this family is the finding.", ""]
     if family.causes:
