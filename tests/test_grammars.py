@@ -62,6 +62,10 @@ CASES = [
     ("framework", None, "2024-04-12 07:01:02.000123: 4242 ERROR ||NEURON_CC_WRAPPER||: Compilation failed",
      "wrapper_line", {("LEVEL", "ERROR"), ("WRAPPER", "||NEURON_CC_WRAPPER||"), ("TS", "2024-04-12 07:01:02.000123")}),
     ("framework", None, "2026-03-30 13:32:48 [ERROR]: Failed compilation with [...]", "nxdi_line", {("LEVEL", "ERROR")}),
+    # the same two pasted without their timestamps, from the pid on
+    ("framework", None, "4242  ERROR ||NEURON_CC_WRAPPER||: Compilation failed", "wrapper_line",
+     {("LEVEL", "ERROR"), ("PID", "4242")}),
+    ("framework", None, "46247  [INFO]: Got a cached failed neff at /c/model.neff", "nxdi_line", {("LEVEL", "INFO"), ("PID", "46247")}),
     ("framework", None, "F external/xla/xla/parse_flags_from_env.cc:224] Unknown flags", "glog_line",
      {("GLOG_LEVEL", "F"), ("GLOG_SOURCE", "external/xla/xla/parse_flags_from_env.cc:224")}),
     ("framework", None, "F0501 10:00:00.123456    1234 parse_flags_from_env.cc:226] Unknown flags", "glog_header_line",
@@ -244,6 +248,7 @@ NEAR_MISSES = [
     ("runtime", None, "[ cut here ]", "cut_to_here"),
     ("framework", None, "2024-04-12 07:01:02.000123: 4242 ERROR NEURON_CC_WRAPPER: failed", "wrapper_line"),
     ("framework", None, "2026-03-30 13:32:48 ERROR: Failed", "nxdi_line"),  # the level is bracketed
+    ("framework", None, "46247 items [INFO]: done", "nxdi_line"),  # a count in prose, not a pid before the level
     ("framework", None, "Fatal: something", "glog_line"),  # not a glog letter-and-space head
     ("framework", None, "see train.py:12: the Warning: about batch size", "python_warning"),  # no category before the colon
     ("framework", None, "F0501 released 1234 a.cc:2] x", "glog_header_line"),  # no clock after the month and day

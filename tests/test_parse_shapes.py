@@ -366,6 +366,19 @@ def test_a_runtime_record_pasted_without_its_timestamp_is_still_a_runtime_record
     assert [e.producer for e in _parse("ERROR HTTP:500 from the metadata service\n").events] != ["runtime"]
 
 
+def test_a_wrapper_record_pasted_without_its_timestamp_keeps_its_level():
+    # libneuronxla reports a cached failure it is about to retry at INFO: no replay, timed or not.
+    timed = ("2026-08-06 09:18:00.000330:  46247  [INFO]: Got a cached failed neff at /c/neuronxcc-2.26.1.0+6f180f47/"
+             "MODULE_84+fad94d7c/model.neff. With eror log: [Failed compilation with ['neuronx-cc']]. Retrying...\n")
+    untimed = timed.split(":  ", 1)[1]
+    for text in (timed, untimed):
+        [event] = _parse(text).events
+        assert (event.producer, event.level, event.pid) == ("framework", "INFO", 46247)
+    assert _top_family(untimed) == _top_family(timed) != "compile-cache-replay"
+    # Its ERROR form, timed or not, is the replay.
+    assert _top_family(untimed.replace("[INFO]", "[ERROR]")) == "compile-cache-replay"
+
+
 def test_an_ice_banner_pasted_without_its_title_rows_is_still_the_banner():
     prefix = "01/03/2023 01:12:05 PM ERROR 29231 [neuron-cc]: "
     fields = ["Error message:  ERROR: Failed in /venv/neuroncc/starfish/bin/hlo2penguin --input /tmp/x.pb",
