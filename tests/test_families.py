@@ -103,6 +103,10 @@ def test_the_wrapper_re_raising_a_cached_failure_is_a_replay_not_a_signal():
     ran = CACHE_REPLAY.replace('CalledProcessError(-1, "", stderr=error_log)', "CalledProcessError(ret, cmd)").replace(
         "Command '' died with <Signals.SIGHUP: 1>", "Command 'neuronx-cc compile x.pb' returned non-zero exit status 70")
     assert analyze_text(ran).findings[0].family != "compile-cache-replay"
+    # Nor is a failed compile whose files sit in a cache folder: that is where, not what was replayed.
+    stored = ("RuntimeError: Failed compilation with exit status 70, workdir bucket/team-compile-cache/neuronxcc-2.14.1.0+aa/"
+              "MODULE_77+bb/ (neff not written)\n")
+    assert analyze_text(stored).findings[0].family != "compile-cache-replay"
 
 
 def test_a_cached_failure_the_wrapper_retries_is_no_replay_what_the_retry_prints_is_the_failure():
@@ -556,6 +560,10 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "/huggingface_hub/__init__.py)\n  File \"/home/u/optimum-neuron/tests/test_generate.py\", line 6", "version-skew"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1: Please implement aten::alias in "
      "native_ops/aten.py", "framework-unsupported-op"),
+    # A cache in S3 that refused an entry's transfer: an access, even with a failed compile's words in its key.
+    ("RunNeuronCCImpl: error condition !(error != 400): <class 'botocore.exceptions.ClientError'>: Failed to download "
+     "s3://team/ml/neuron-compile-cache/neuronxcc-2.14.1.0+aa/MODULE_77+bb/model.neff: An error occurred (403)",
+     "compile-cache-access"),
     # The runtime's own words on a driver too old for it; the last line of a paste, ending its sentence, is no
     # cut line to resemble the head of another message ("Unable to determine Neuron Driver version").
     ("2022-Jul-18 08:43:01.0682  8984:8984  ERROR   NRT:nrt_init      Neuron Runtime 2.x requires Neuron driver"

@@ -253,9 +253,10 @@ class FamilyFacts:
             elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
                 lines.append(line)
             elif structure == "cache_replay":
-                # Said of the cache, not a path that runs through it (`.../neuron-compile-cache/MODULE_...`).
-                lines += [n for n, text in self.failure_lines if "cache" in (prose := mask(text.lower())) and "fail" in prose
-                          and ("neff" in prose or "compil" in prose)][:3]
+                # Said of the cache, not a path that runs through it (`.../neuron-compile-cache/MODULE_...`, or an
+                # S3 key `bucket/llama-compile-cache/...` that masking leaves, having no leading slash).
+                lines += [n for n, text in self.failure_lines if "cache" in (prose := _outside_paths(mask(text.lower())))
+                          and "fail" in prose and ("neff" in prose or "compil" in prose)][:3]
         return (lines, fields) if lines else None
 
     def overcome(self, groups: list[list[str]], lines: list[int]) -> bool:
@@ -367,3 +368,8 @@ def _ended_in(traceback: PythonTraceback, patterns: list[Pattern]) -> bool:
 def _deepest(tracebacks: list[PythonTraceback]) -> list[Frame]:
     """Where each traceback ended is where it failed: its deepest frames (all of one the compiler logged)."""
     return [f for t in tracebacks for f in t.frames[-DEEPEST_FRAMES if t.printed_by is None else 0:]]
+
+
+def _outside_paths(text: str) -> str:
+    """The words of a line without its path-like tokens (any with a slash)."""
+    return " ".join(token for token in text.split() if "/" not in token)
