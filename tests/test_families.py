@@ -560,6 +560,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "/huggingface_hub/__init__.py)\n  File \"/home/u/optimum-neuron/tests/test_generate.py\", line 6", "version-skew"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1: Please implement aten::alias in "
      "native_ops/aten.py", "framework-unsupported-op"),
+    # The Inf1 daemon's inference call that failed, whatever wrapped it.
+    ("2022-05-26 01:44:11.574098: E tensorflow/neuron/runtime/model.cc:706] nrt::infer_wait failed with grpc status "
+     "code 14, error message \"connection reset\"", "runtime-execution-error"),
     # A cache in S3 that refused an entry's transfer: an access, even with a failed compile's words in its key.
     ("RunNeuronCCImpl: error condition !(error != 400): <class 'botocore.exceptions.ClientError'>: Failed to download "
      "s3://team/ml/neuron-compile-cache/neuronxcc-2.14.1.0+aa/MODULE_77+bb/model.neff: An error occurred (403)",
