@@ -1797,3 +1797,21 @@ def test_a_kernel_a_library_replaced_is_no_kernel_failure_beside_the_compilers_o
     if "ERROR" in notice:  # The same kernel failing, with nothing to say the library went on without it, is its failure.
         failed = notice.split(", using")[0].split(", fall")[0]
         assert analyze_text(failed + "\n" + other).findings[0].family == "nki-kernel-error"
+
+
+def _faulthandler(outermost: str) -> str:
+    return ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f (most recent call first):\n"
+            '  File "/usr/lib/python3.10/concurrent/futures/process.py", line 246 in _process_worker\n'
+            '  File "/usr/lib/python3.10/multiprocessing/process.py", line 108 in run\n'
+            f'  File "{outermost}", line 8 in <module>\n')
+
+
+def test_a_signal_that_killed_the_compilers_interpreter_is_the_compilers_death_not_the_applications():
+    assert _top_family(_faulthandler("/opt/venv/bin/neuronx-cc")) == "compiler-abnormal-termination"
+    # (with the compiler's own modules on the stack, it is its crash as well)
+    assert _top_family(_faulthandler("/opt/venv/lib/python3.10/site-packages/neuronxcc/driver/CommandDriver.py")) in (
+        "compiler-abnormal-termination", "compiler-internal-crash")
+    # The same report from the user's own script running the model is the application's crash.
+    assert _top_family(_faulthandler("/home/u/serve.py").replace("concurrent/futures/process.py",
+                                                                  "site-packages/torch_xla/core/xla_model.py")) == "runtime-process-crash"
+
