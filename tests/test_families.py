@@ -560,6 +560,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "/huggingface_hub/__init__.py)\n  File \"/home/u/optimum-neuron/tests/test_generate.py\", line 6", "version-skew"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1: Please implement aten::alias in "
      "native_ops/aten.py", "framework-unsupported-op"),
+    # The BIR verifier's one-line report of an instruction it refused.
+    ("=== BIR error === Reason: Partition range out of bound. Instruction: I-812-0 Opcode: Activation Argument AP: "
+     "[[1,128],[1,512]] Memory Location: {sbuf_3}", "compiler-bir-verifier"),
     # The Inf1 daemon's inference call that failed, whatever wrapped it.
     ("2022-05-26 01:44:11.574098: E tensorflow/neuron/runtime/model.cc:706] nrt::infer_wait failed with grpc status "
      "code 14, error message \"connection reset\"", "runtime-execution-error"),
