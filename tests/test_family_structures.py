@@ -62,6 +62,17 @@ def test_a_stage_record_below_an_abort_places_nothing(level):
     assert "compiler-codegen" not in _families(log)
 
 
+SOURCE = "/local/workspace/src/KaenaCompiler/neuronxcc/{}/src/linearize.cpp:174"
+
+
+def test_a_failed_assertion_of_the_compilers_source_is_placed_by_its_file():
+    log = STAGE_RECORD.format(component=SOURCE.format("walrus/coloring_allocator"), message="Assertion failure: false")
+    assert _top(log) == ("compiler-codegen", "family")
+    # The same check in the verifier's tree is the verifier's; another record at that location is no assertion.
+    assert _top(log.replace("walrus/coloring_allocator", "walrus/verifier")) == ("compiler-bir-verifier", "family")
+    assert "compiler-codegen" not in _families(log.replace("Assertion failure: false", "1 memlocs were undefined"))
+
+
 def test_words_that_say_what_failed_at_a_stage_outrank_where_it_was():
     log = STAGE_RECORD.format(component="WalrusDriver", message="The number of instructions generated (11843392) "
                               "exceeds the maximum allowed per NEFF (5000000).").replace("ERROR", "FATAL")

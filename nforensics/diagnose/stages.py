@@ -14,6 +14,10 @@ from nforensics.records import Frame, ParsedLog
 # with code -6", "neuronx-cc failed running hlo2penguin"), which says how it ended, not where it failed.
 STAGE_ABORT_LEVELS = frozenset({"CRITICAL", "FATAL"})
 _PROCESS_END = re.compile(r"(?i)\bexit(?:ed)?(?: with)?(?: exit)? ?(?:code|status)\b|\bexitcode\b|\bkilled\b|\bsignal\b")
+# A check of the compiler's own source that failed names its file as the record's component, at ERROR:
+# `[/.../neuronxcc/walrus/coloring_allocator/src/linearize.cpp:174]: Assertion failure: false`.
+_SOURCE_LOCATION = re.compile(r"/\S+\.\w+:\d+$")
+_ASSERTION = re.compile(r"(?i)^assertion failure")
 
 
 @dataclass(frozen=True)
@@ -39,12 +43,14 @@ def place_frame(frame: Frame) -> StageRule | None:
 
 def aborted_stage(log: ParsedLog) -> tuple[int, StageRule] | None:
     """The compiler stage the first abort record names by its component (`CRITICAL [WalrusDriver]`,
-    `FATAL (sg00) [ColoringAllocator::Rep]`), placed by the paths that place a frame; the driver is no stage.
-    A record that reports how the stage's process ended ("Backend exited with code -9") says nothing of where
-    it failed: a kill from outside, or a crash whose own record is elsewhere."""
+    `FATAL (sg00) [ColoringAllocator::Rep]`), or the source file of a failed assertion, placed by the paths
+    that place a frame; the driver is no stage. A record that reports how the stage's process ended ("Backend
+    exited with code -9") says nothing of where it failed: a kill from outside, or a crash whose own record is
+    elsewhere."""
     for event in log.events:
-        if (event.producer == "compiler" and event.component and (event.level or "").upper() in STAGE_ABORT_LEVELS
-                and not _PROCESS_END.search(event.message)):
+        if (event.producer == "compiler" and event.component and not _PROCESS_END.search(event.message)
+                and ((event.level or "").upper() in STAGE_ABORT_LEVELS
+                     or _SOURCE_LOCATION.search(event.component) and _ASSERTION.match(event.message))):
             stage = place(event.component)
             if stage is not None and stage.component == "compiler" and stage.stage != "driver":
                 return event.line, stage

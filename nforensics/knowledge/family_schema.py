@@ -40,7 +40,8 @@ class Detect(Strict):
     - `frame_paths`: regexes on stack-frame file paths of any syntax (Python, IPython, native `.so`, TorchScript).
     - `stages`: the compiler stage (knowledge/stages.toml) of the deepest frame any traceback or stack places in
       the compiler: where in the compiler a crash happened, whatever it printed (`tensorizer`, `backend`); with
-      no such frame, the stage a CRITICAL/FATAL compiler record's component names (`[WalrusDriver]`), weaker.
+      no such frame, the stage a CRITICAL/FATAL compiler record's component names (`[WalrusDriver]`), or the
+      source file of a failed assertion's record (`[.../walrus/coloring_allocator/src/x.cpp:174]`), weaker.
     - `frame_code`: regexes on the source line printed under one of those frames, the call that failed
       (`load_state_dict(`).
     - `exceptions`: regexes on the exception class that ended a traceback (`^ModuleNotFoundError$`).
