@@ -650,6 +650,9 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     "ModuleNotFoundError: No module named 'yaml'",  # not an ImportError of a name inside a module
     # The user's own circular import, not two releases of the stack.
     "ImportError: cannot import name 'CONFIG' from partially initialized module 'app.train' (circular import)",
+    # A module of the user's checkout, whose folder happens to name the stack: a helper it did not build.
+    "ImportError: cannot import name 'helpers' from 'megatron.data' (/home/u/aws-neuron-reference-for-megatron-lm/"
+    "megatron/data/__init__.py)",
     "No package kernel-headers needed for this image",  # headers named, nothing missing
     "ERROR: Failed command /usr/bin/make install",  # a failed command that is not a compiler stage
     "Unsupported dtype f64 - Please open a support ticket at https://github.com/aws-neuron/aws-neuron-sdk/issues/new",
