@@ -39,6 +39,13 @@ def test_daemon_heads_behind_a_syslog_prefix_are_runtime_events():
     assert _top_family(DAEMON) == "neuroncores-in-use"
 
 
+@pytest.mark.parametrize("day", ["May 4", "May  4", "May 04", "May 14"])
+def test_a_syslog_prefix_is_the_same_prefix_whether_its_day_is_padded_or_not(day):
+    # syslog pads a one-digit day with a space; a paste through Markdown or HTML collapses it.
+    events = _parse(DAEMON.replace("May 04", day)).events
+    assert [e.component for e in events] == ["NMGR:kmgr_create_eg", "NRTD:create_eg"]
+
+
 def test_bracketed_words_that_are_not_daemon_heads_stay_messages():
     log = _parse("[INFO] compiling\n[NCC_IXLV002] barrier\n[ cut here ]\n[core.py:866] started\n")
     assert not [e for e in log.events if e.component in ("INFO", "core.py:866")]
