@@ -560,6 +560,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "/huggingface_hub/__init__.py)\n  File \"/home/u/optimum-neuron/tests/test_generate.py\", line 6", "version-skew"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1: Please implement aten::alias in "
      "native_ops/aten.py", "framework-unsupported-op"),
+    # The runtime could not reserve the host's huge pages for its DMA buffers.
+    ("2024-Jan-05 10:00:00.000000 1234:1234 ERROR  TDRV:dma_pool_init   Unable to reserve 64 hugepages for nd0",
+     "runtime-device-memory"),
     # The BIR verifier's one-line report of an instruction it refused.
     ("=== BIR error === Reason: Partition range out of bound. Instruction: I-812-0 Opcode: Activation Argument AP: "
      "[[1,128],[1,512]] Memory Location: {sbuf_3}", "compiler-bir-verifier"),
@@ -704,6 +707,8 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     'File "/env/lib/python3.5/site-packages/requests/__init__.py", line 29\n    f"x"\n      ^\nSyntaxError: invalid syntax',
     # Out of file descriptors where no collectives were setting up (a data loader's shard).
     "OSError: [Errno 24] Too many open files: '/data/shards/part-0042.parquet' on trn1",
+    # A kernel's own report on its huge page pool, in a run with no Neuron in it.
+    "kernel: HugeTLB: allocating 1024 of page size 2.00 MiB failed.  Only allocated 512 hugepages.",
     # Another accelerator's library the loader could not find.
     "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
 ])
@@ -1820,4 +1825,15 @@ def test_a_signal_that_killed_the_compilers_interpreter_is_the_compilers_death_n
     # The same report from the user's own script running the model is the application's crash.
     assert _top_family(_faulthandler("/home/u/serve.py").replace("concurrent/futures/process.py",
                                                                   "site-packages/torch_xla/core/xla_model.py")) == "runtime-process-crash"
+
+
+def test_huge_pages_the_runtime_could_not_reserve_lead_to_reserving_more():
+    log = ("Apr 2 23:56:57 ip-172-31-12-231 nrtd[22209]: [TDRV:hugetlb_cache_init] Failed to mmap huge page 257 out "
+           "of requested 512\nApr 2 23:56:57 ip-172-31-12-231 nrtd[22209]: [TDRV:tdrv_init] Attempt to preallocate "
+           "512 hugetlb pages failed, required 512 pages per device\n")
+    [finding] = analyze_text(log).findings
+    assert (finding.family, finding.hypotheses[0].id) == ("runtime-device-memory", "host-huge-pages-short")
+    # Where it names no huge pages, the initialisation that failed is all the log says.
+    other = log.split("\n")[1].replace("preallocate 512 hugetlb pages", "open the device").split(", required")[0]
+    assert analyze_text(other).findings[0].family == "runtime-init-failure"
 
