@@ -560,6 +560,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "/huggingface_hub/__init__.py)\n  File \"/home/u/optimum-neuron/tests/test_generate.py\", line 6", "version-skew"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1: Please implement aten::alias in "
      "native_ops/aten.py", "framework-unsupported-op"),
+    # The framework saying another process holds the accelerator.
+    ("RuntimeError: the accelerator is in use by another process (pid 4121); stop it or pick other cores",
+     "neuroncores-in-use"),
     # The runtime could not reserve the host's huge pages for its DMA buffers.
     ("2024-Jan-05 10:00:00.000000 1234:1234 ERROR  TDRV:dma_pool_init   Unable to reserve 64 hugepages for nd0",
      "runtime-device-memory"),
