@@ -560,6 +560,10 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
      "/huggingface_hub/__init__.py)\n  File \"/home/u/optimum-neuron/tests/test_generate.py\", line 6", "version-skew"),
     ("ClientError: CompilationError: Unable to compile model for ml_inf1: Please implement aten::alias in "
      "native_ops/aten.py", "framework-unsupported-op"),
+    # The runtime's error notifications of an execution, by their subtype; an access out of bounds while it ran.
+    ("Error notification found on NeuronCore 2: INFER_ERROR_SUBTYPE_NAN_INF", "runtime-execution-error"),
+    ("RuntimeError: failed to run gather (indirect DMA via DGE) due to out of bound access at index 70000",
+     "runtime-execution-error"),
     # The framework saying another process holds the accelerator.
     ("RuntimeError: the accelerator is in use by another process (pid 4121); stop it or pick other cores",
      "neuroncores-in-use"),
@@ -1768,6 +1772,11 @@ def test_families_hold_new_wordings_of_failures_their_signatures_know(text, fami
     ("2024-08-20 09:41:03,000 - neuronx_distributed_inference - WARNING - NKI kernel flash_fwd is not supported for "
      "this head size, falling back\n2024-08-20T09:41:05Z ERROR 7 [neuronx-cc]: [TEN404] Internal tensorizer error: "
      "NeuronValueNumbering: insert at end\n", "nki-kernel-error"),
+    # Out of bounds as the compiler's checks found it, building the program: no execution.
+    ("=== BIR error === Reason: Access pattern out of bound. Instruction: I-5 Opcode: TensorCopy\n",
+     "runtime-execution-error"),
+    ("2026-03-01T10:00:00Z ERROR 7 [neuronx-cc]: [NCC_INLA001] Allocated memory out of bound for tensor t5 in kernel "
+     "execution plan\n", "runtime-execution-error"),
     # A NEFF for another NeuronCore generation is no release skew, whatever its path says ("model.MODULE_...").
     ("2026-May-02 14:03:58.114021  9311:9311  ERROR  NRT:nrt_load   Failed to load NEFF /tmp/w/model.MODULE_1a93+e9e5"
      ".neff: Unsupported instruction (shared memory instruction not supported on NeuronCore v2)\n", "version-skew"),
