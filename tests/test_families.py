@@ -564,6 +564,9 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("Error notification found on NeuronCore 2: INFER_ERROR_SUBTYPE_NAN_INF", "runtime-execution-error"),
     ("RuntimeError: failed to run gather (indirect DMA via DGE) due to out of bound access at index 70000",
      "runtime-execution-error"),
+    # The runtime's records copied without their heads: devices it could not initialise, on an inf2 host.
+    ("inf2.xlarge: Failed to initialize devices: nd0 is busy", "runtime-init-failure"),
+    ("ERROR: failed to initialise Neuron devices (error 5)", "runtime-init-failure"),
     # The framework saying another process holds the accelerator.
     ("RuntimeError: the accelerator is in use by another process (pid 4121); stop it or pick other cores",
      "neuroncores-in-use"),
@@ -714,6 +717,8 @@ def test_shapes_users_paste_without_a_code_get_their_family(line, family):
     'File "/env/lib/python3.5/site-packages/requests/__init__.py", line 29\n    f"x"\n      ^\nSyntaxError: invalid syntax',
     # Out of file descriptors where no collectives were setting up (a data loader's shard).
     "OSError: [Errno 24] Too many open files: '/data/shards/part-0042.parquet' on trn1",
+    # Devices of a run with no Neuron in it that did not initialise.
+    "RuntimeError: Failed to initialize devices: CUDA driver version is insufficient for CUDA runtime version",
     # A kernel's own report on its huge page pool, in a run with no Neuron in it.
     "kernel: HugeTLB: allocating 1024 of page size 2.00 MiB failed.  Only allocated 512 hugepages.",
     # Another accelerator's library the loader could not find.
