@@ -1854,3 +1854,13 @@ def test_huge_pages_the_runtime_could_not_reserve_lead_to_reserving_more():
     other = log.split("\n")[1].replace("preallocate 512 hugetlb pages", "open the device").split(", required")[0]
     assert analyze_text(other).findings[0].family == "runtime-init-failure"
 
+
+def test_a_base_class_method_gone_under_a_neuron_library_is_its_neighbours_release():
+    log = ("/opt/aws_neuronx_venv_pytorch_2_7/lib/python3.10/site-packages/neuronx_distributed_inference/utils/"
+           "hf_adapter.py:88: UserWarning: adapter in use\nERROR:server:Generation failed: 'super' object has no "
+           "attribute 'sample'\n")
+    [finding] = analyze_text(log).findings
+    assert (finding.family, finding.hypotheses[0].id) == ("version-skew", "neighbour-library-release")
+    # A user's own class calling a method its base never had, in a run with no Neuron in it, is no release skew.
+    assert _top_family(log.split("\n", 1)[1]) != "version-skew"
+
