@@ -46,6 +46,14 @@ def test_a_syslog_prefix_is_the_same_prefix_whether_its_day_is_padded_or_not(day
     assert [e.component for e in events] == ["NMGR:kmgr_create_eg", "NRTD:create_eg"]
 
 
+def test_a_level_in_brackets_that_starts_a_line_is_its_level():
+    # torch-neuron echoes each of its log records as `[LEVEL] message`.
+    log = _parse("[WARNING] torch.neuron.trace failed on _NeuronGraph$12; falling back to native python function call\n"
+                 "[ERROR] neuron-cc failed with the following command line call:\n[INFO]x\n")
+    assert [(e.line, e.level, e.message[:20]) for e in log.events] == [
+        (1, "WARNING", "torch.neuron.trace f"), (2, "ERROR", "neuron-cc failed wit")]
+
+
 def test_bracketed_words_that_are_not_daemon_heads_stay_messages():
     log = _parse("[INFO] compiling\n[NCC_IXLV002] barrier\n[ cut here ]\n[core.py:866] started\n")
     assert not [e for e in log.events if e.component in ("INFO", "core.py:866")]

@@ -340,6 +340,8 @@ class PrefixShapes(Transformer):
                 level = token.split(":", 1)[0]
             elif token.type == "C10_LOG":
                 level = _C10_LEVELS[token[1]]
+            elif token.type == "BRACKET_LEVEL":
+                level = token.strip(" \t:[]")
         if own_level is not None:  # the producer's own (`WARN` reads as `WARNING` does), kept in its line too
             level = own_level.strip("[]:")
         own = (own_level or "") + str(own_line or "")
