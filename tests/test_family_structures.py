@@ -573,3 +573,17 @@ def test_a_compiler_that_failed_writing_to_a_closed_output_says_its_parent_went_
     own_pipe = ("Exception ignored in: <_io.TextIOWrapper name='<stdout>' mode='w' encoding='utf-8'>\n"
                 "BrokenPipeError: [Errno 32] Broken pipe\n")
     assert analyze_text(assertion + own_pipe).findings[0].hypotheses[0].id != "compiler-output-closed"
+
+
+@pytest.mark.parametrize("code, family", [(2, "compiler-arguments"), (1, None), (70, None)])
+def test_the_compiler_ending_with_its_usage_status_refused_its_command_line(code, family):
+    log = ("2026-08-06T06:02:50Z INFO 3970 [root]: /opt/conda/bin/neuronx-cc compile python -m train -n yolox-s\n"
+           f"2026-08-06T06:02:50Z INFO 3970 [root]: Subcommand returned with exitcode={code}\n")
+    assert ("compiler-arguments" in _families(log)) == (family is not None)
+
+
+def test_a_status_says_less_than_the_words_that_say_what_was_refused():
+    log = ("neuronx-cc compile: error: argument --auto-cast-type: invalid choice: 'fp8_e4m3fn'\n"
+           "RuntimeError: neuronx-cc failed with 2\n")
+    assert _top(log)[0] == "compiler-arguments"
+

@@ -252,6 +252,10 @@ class FamilyFacts:
                 lines.append(line)
             elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
                 lines.append(line)
+            elif structure == "usage_exit" and (ends := [e for e in self.log.exits if e.code == 2 and e.tool in (
+                    "neuronx-cc", "neuron-cc")]):  # (the status argparse ends a command line it refuses with)
+                lines.append(ends[0].line)
+                fields["exit_code"] = 2
             elif structure == "cache_replay":
                 # Said of the cache, not a path that runs through it (`.../neuron-compile-cache/MODULE_...`, or an
                 # S3 key `bucket/llama-compile-cache/...` that masking leaves, having no leading slash).

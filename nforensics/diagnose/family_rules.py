@@ -26,6 +26,7 @@ UNFINISHED = frozenset({"hang", "interrupted"})  # outcomes of a run that did no
 NEAR_RECORD_LINES = 40  # how far from a record (`runtime_heads`, `compiler_heads`, a code) a rule's words may be
 CONTEXT_CONFIDENCE = 0.45  # a rule that needs the run's setting (context_words) says where, not what, failed
 HANG_CONFIDENCE = 0.45  # an open operation at the end of a log may also be a paste cut short
+EXIT_CODE_CONFIDENCE = 0.45  # a process's exit status says how it ended; words that say what it refused say more
 
 
 @dataclass
@@ -76,7 +77,9 @@ def _rule_hit(facts: FamilyFacts, rule: Detect) -> tuple[list[int], dict[str, ob
         lines += held[0]
         fields = held[1] | fields
         placed_by_record = name == "stages" and "crash_component" not in held[1]
-        confidence = max(confidence, RECORD_STAGE_CONFIDENCE if placed_by_record else SELECTOR_CONFIDENCE[name])
+        by_exit_code = name == "structures" and "exit_code" in held[1]
+        confidence = max(confidence, RECORD_STAGE_CONFIDENCE if placed_by_record else EXIT_CODE_CONFIDENCE if by_exit_code
+                         else SELECTOR_CONFIDENCE[name])
     if rule.context_words:
         confidence = min(confidence, CONTEXT_CONFIDENCE)
     if rule.outcomes and set(rule.outcomes) <= UNFINISHED:

@@ -24,7 +24,7 @@ from nforensics.records import Component, Severity
 Outcome = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted"]
 Operation = Literal["compile", "load", "collectives", "execute", "wait", "resolve", "cache"]
 Structure = Literal["ice_banner", "bir_block", "compiler_assertion", "compiler_pass_trace", "cache_replay",
-                    "own_module_missing", "kubernetes_not_ready"]
+                    "own_module_missing", "kubernetes_not_ready", "usage_exit"]
 
 
 class Detect(Strict):
@@ -52,7 +52,7 @@ class Detect(Strict):
     - `structures`: named multi-line shapes the parser assembles (the ICE banner, a BIR verifier block, a
       compiler assertion, neuronx-cc's `root = ` chain naming where a pass failed, the compile cache replaying
       a failed entry, a package failing to import a module of its own, kubectl showing a Neuron component
-      scheduled nowhere or not ready).
+      scheduled nowhere or not ready, the compiler ending with its argument parser's usage status, 2).
     - `words`: groups of lower-case words or word starts ("compil"); one failure line must contain a member
       of every group, each at the start of a token.
     - `context_words`: groups of whole words, anywhere in what was kept of the input (any line, frame path or
