@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from nforensics.pipeline import analyze_text
+from nforensics.knowledge import build, builtin_kb
+from nforensics.pipeline import analyze_lines, analyze_text
 
 
 def _top(log: str) -> tuple[str | None, str]:
@@ -71,6 +72,20 @@ def test_a_failed_assertion_of_the_compilers_source_is_placed_by_its_file():
     # The same check in the verifier's tree is the verifier's; another record at that location is no assertion.
     assert _top(log.replace("walrus/coloring_allocator", "walrus/verifier")) == ("compiler-bir-verifier", "family")
     assert "compiler-codegen" not in _families(log.replace("Assertion failure: false", "1 memlocs were undefined"))
+
+
+def test_the_backends_sg_error_assertion_is_placed_by_its_file():
+    # (with the signature that knows SG-ERROR assertions left out: its family must still place it)
+    kb = builtin_kb()
+    kb = build([s for s in kb.signatures if s.family != "compiler-codegen"], families=kb.families)
+    log = ("SG-ERROR: File /opt/pkg/KaenaCompiler/src/neuroncc/compiler/be/tongacodegen/src/tensor.cpp:207, Assertion "
+           "'deltaElems <= max' failed: op I-48211-0 has more elements than the engine allows\n")
+
+    def families(text: str) -> list[str | None]:
+        return [f.family for f in analyze_lines("x", enumerate(text.splitlines(), 1), kb=kb).findings]
+
+    assert families(log)[:1] == ["compiler-codegen"]
+    assert "compiler-codegen" not in families(log.replace("be/tongacodegen", "fe/hilo"))
 
 
 def test_words_that_say_what_failed_at_a_stage_outrank_where_it_was():

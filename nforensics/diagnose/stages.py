@@ -14,10 +14,12 @@ from nforensics.records import Frame, ParsedLog
 # with code -6", "neuronx-cc failed running hlo2penguin"), which says how it ended, not where it failed.
 STAGE_ABORT_LEVELS = frozenset({"CRITICAL", "FATAL"})
 _PROCESS_END = re.compile(r"(?i)\bexit(?:ed)?(?: with)?(?: exit)? ?(?:code|status)\b|\bexitcode\b|\bkilled\b|\bsignal\b")
-# A check of the compiler's own source that failed names its file as the record's component, at ERROR:
-# `[/.../neuronxcc/walrus/coloring_allocator/src/linearize.cpp:174]: Assertion failure: false`.
+# A check of the compiler's own source that failed names its file, at ERROR: as the record's component
+# (`[/.../neuronxcc/walrus/coloring_allocator/src/linearize.cpp:174]: Assertion failure: false`), or in the
+# backend's SG-ERROR (`SG-ERROR: File /.../be/tongacodegen/src/x.cpp:207, Assertion 'deltaElems <= max' failed`).
 _SOURCE_LOCATION = re.compile(r"/\S+\.\w+:\d+$")
 _ASSERTION = re.compile(r"(?i)^assertion failure")
+_SG_ASSERTION = re.compile(r"^File (/\S+\.\w+):\d+, Assertion\b")
 
 
 @dataclass(frozen=True)
@@ -48,10 +50,19 @@ def aborted_stage(log: ParsedLog) -> tuple[int, StageRule] | None:
     exited with code -9") says nothing of where it failed: a kill from outside, or a crash whose own record is
     elsewhere."""
     for event in log.events:
-        if (event.producer == "compiler" and event.component and not _PROCESS_END.search(event.message)
-                and ((event.level or "").upper() in STAGE_ABORT_LEVELS
-                     or _SOURCE_LOCATION.search(event.component) and _ASSERTION.match(event.message))):
-            stage = place(event.component)
+        if event.producer == "compiler" and event.component and not _PROCESS_END.search(event.message):
+            where = _failed_check(event.component, event.message) or (
+                event.component if (event.level or "").upper() in STAGE_ABORT_LEVELS else None)
+            stage = place(where) if where else None
             if stage is not None and stage.component == "compiler" and stage.stage != "driver":
                 return event.line, stage
+    return None
+
+
+def _failed_check(component: str, message: str) -> str | None:
+    """The source file of the compiler's own check that a record says failed, if it says so."""
+    if _SOURCE_LOCATION.search(component) and _ASSERTION.match(message):
+        return component
+    if component == "SG-ERROR" and (check := _SG_ASSERTION.match(message)):
+        return check.group(1)
     return None
