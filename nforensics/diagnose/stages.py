@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from nforensics.knowledge import table
+from nforensics.linear_regex import compile_linear
 from nforensics.records import Frame, ParsedLog
 
 # A compiler stage aborts at these levels; at ERROR it also relays how its process ended ("Backend exited
@@ -17,9 +18,9 @@ _PROCESS_END = re.compile(r"(?i)\bexit(?:ed)?(?: with)?(?: exit)? ?(?:code|statu
 # A check of the compiler's own source that failed names its file, at ERROR: as the record's component
 # (`[/.../neuronxcc/walrus/coloring_allocator/src/linearize.cpp:174]: Assertion failure: false`), or in the
 # backend's SG-ERROR (`SG-ERROR: File /.../be/tongacodegen/src/x.cpp:207, Assertion 'deltaElems <= max' failed`).
-_SOURCE_LOCATION = re.compile(r"/\S+\.\w+:\d+$")
-_ASSERTION = re.compile(r"(?i)^assertion failure")
-_SG_ASSERTION = re.compile(r"^File (/\S+\.\w+):\d+, Assertion\b")
+_SOURCE_LOCATION = compile_linear(r"/\S+\.\w+:\d+$")
+_ASSERTION = compile_linear(r"(?i)^assertion failure")
+_SG_ASSERTION = compile_linear(r"^File (/\S+\.\w+):\d+, Assertion\b")
 
 
 @dataclass(frozen=True)

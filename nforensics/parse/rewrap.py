@@ -20,13 +20,14 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 
 from nforensics.ingest import MAX_LINE_CHARS
+from nforensics.linear_regex import compile_linear
 
 SAMPLE_LINES = 2000  # the lines that decide whether the input was wrapped, and at which width
 MIN_WIDTH = 60  # narrower "widths" are short lines of one shape (a column of numbers), not a terminal
 MIN_WRAPPED = 3  # lines of exactly the width: one or two is chance
 SHAPE_CHARS = 12  # the start of a line that says whether it begins a record like the line before
 _DIGITS = re.compile(r"\d+")
-_FRAME = re.compile(r'\s*File "[^"]+", line \d+, in [\w.<>]+')
+_FRAME = compile_linear(r'\s*File "[^"]+", line \d+, in [\w.<>]+')
 # The rest of a snake_case function name alone at the margin: under a frame Python prints its indented source
 # line, another frame or the exception, whose class is capitalised.
 _FUNCTION_GOES_ON = re.compile(r"[a-z_][\w.]*>?")
