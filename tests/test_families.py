@@ -568,7 +568,7 @@ def test_an_error_inside_the_libraries_neuron_builds_on_is_placed_there_only_in_
     ("inf2.xlarge: Failed to initialize devices: nd0 is busy", "runtime-init-failure"),
     ("ERROR: failed to initialise Neuron devices (error 5)", "runtime-init-failure"),
     # The framework saying another process holds the accelerator.
-    ("RuntimeError: the accelerator is in use by another process (pid 4121); stop it or pick other cores",
+    ("RuntimeError: the accelerator of this trn1 is in use by another process (pid 4121); stop it or pick other cores",
      "neuroncores-in-use"),
     # The runtime could not reserve the host's huge pages for its DMA buffers.
     ("2024-Jan-05 10:00:00.000000 1234:1234 ERROR  TDRV:dma_pool_init   Unable to reserve 64 hugepages for nd0",
@@ -1751,6 +1751,9 @@ def test_a_rule_word_that_starts_with_a_space_is_refused_where_it_could_never_ma
      "version-skew"),
     # The runtime's API names are Neuron's: 'OFI ... failed is EFA enabled?' needs no other word for it.
     ("(node 1) RuntimeError: OFI plugin initNet() failed is EFA enabled? in nrt_load_collectives\n", "collectives-efa"),
+    # A kernel's own error that ends with advice ("use the default ..."): the advice is no replacement.
+    ("ERROR: nki.language.matmul failed: the moving tensor's partition dimension 256 exceeds 128; use the default "
+     "tile size\n", "nki-kernel-error"),
     # NKI's own module that no longer has (or does not yet have) an API.
     ("AttributeError: module 'nki' has no attribute 'benchmark_kernel'\n", "nki-kernel-error"),
 ])
@@ -1787,6 +1790,33 @@ def test_families_hold_new_wordings_of_failures_their_signatures_know(text, fami
     # A NEFF for another NeuronCore generation is no release skew, whatever its path says ("model.MODULE_...").
     ("2026-May-02 14:03:58.114021  9311:9311  ERROR  NRT:nrt_load   Failed to load NEFF /tmp/w/model.MODULE_1a93+e9e5"
      ".neff: Unsupported instruction (shared memory instruction not supported on NeuronCore v2)\n", "version-skew"),
+    # Waiting for the other ranks at a barrier, or another accelerator's device held: no NeuronCores in use.
+    ("[rank1]: RuntimeError: Timed out after 1800 s waiting for the other processes to reach "
+     "accelerator.wait_for_everyone()\n", "neuroncores-in-use"),
+    ("ERROR: the accelerator is busy: another process (pid 4121) holds GPU 0\n", "neuroncores-in-use"),
+    # A user's own class calling what its base never had, in a Neuron run with no Neuron library in it.
+    ("2026-08-06 10:00:00 INFO torch_neuronx: compiling for trn1\nTraceback (most recent call last):\n  File "
+     '"/home/u/mymodel.py", line 40, in forward\n    h = super().my_helper(x)\nAttributeError: \'super\' object has no '
+     "attribute 'my_helper'\n", "version-skew"),
+    # A device mesh, or a CUDA device, that a user's script could not set up on a Neuron host.
+    ("INFO torch_neuronx: trn1.32xlarge\nRuntimeError: Failed to initialize device mesh: world size 32 is not "
+     "divisible by mesh shape (3, 11)\n", "runtime-init-failure"),
+    ("INFO torch_neuronx: trn1.32xlarge\nRuntimeError: Failed to initialize CUDA device: no CUDA-capable device is "
+     "detected\n", "runtime-init-failure"),
+    # The compiler warning of an index that may go out of bounds: a compile, not an execution.
+    ("2026-03-01T10:00:00Z ERROR 7 [neuronx-cc]: Indirect DMA index may be out of bounds for tensor t5 (dynamic slice "
+     "on axis 0)\n", "runtime-execution-error"),
+    # An inference call that failed once and was retried, then succeeded.
+    ("2022-05-26 01:44:11.574098: E tensorflow/neuron/runtime/model.cc:706] nrt::infer_wait failed once with grpc "
+     "status code 14, retrying\n2022-05-26 01:44:12.000000: I tensorflow/neuron/runtime/model.cc:710] inference "
+     "succeeded after retry\n", "runtime-execution-error"),
+    # Another command's usage status, read as an exit status: not the compiler's command line.
+    ("subprocess.CalledProcessError: Command '['make', '-C', 'ext']' returned non-zero exit status 2.\n",
+     "compiler-arguments"),
+    # A library that went on with another implementation, in any words, beside the compiler's own error.
+    ("ERROR:neuronx_distributed_inference:Failed to import NKI kernel flash_fwd (No module named 'neuronxcc.nki._x'), "
+     "using XLA attention instead\n2026-07-01T10:00:00Z ERROR 8 [neuronx-cc]: [ERROR] [NCC_EVRF001] Operator "
+     "'rng-bit-generator' is not supported\n", "nki-kernel-error"),
     # A library's warning that an NKI module failed to import, beside a compiler error: not the kernel's.
     ("/venv/lib/python3.12/site-packages/neuronx_distributed/modules/moe/blockwise.py:102: UserWarning: Failed to import "
      "blockwise_mm: No module named 'neuronxcc.nki._private'\n2026-06-13T11:41:38Z ERROR 35061 [neuronx-cc]: [ERROR] "
@@ -1818,6 +1848,8 @@ def test_a_compiler_check_naming_an_nki_kernel_gives_the_kernels_family_beside_t
     "2024-08-20 09:41:03,000 - neuronx_distributed_inference - ERROR - nki_flash_attn failed for this head size, "
     "falling back to the default attention",
     "WARNING:nxdi:NKI kernel flash_fwd could not be used (failed import of neuronxcc.nki), fell back to native attention",
+    "ERROR:neuronx_distributed_inference:Failed to import NKI kernel flash_fwd (No module named 'neuronxcc.nki._x'), "
+    "using XLA attention instead",
 ])
 def test_a_kernel_a_library_replaced_is_no_kernel_failure_beside_the_compilers_own_error(notice):
     other = "2026-07-01T10:00:00Z ERROR 8 [neuronx-cc]: [ERROR] [NCC_EVRF001] Operator 'rng-bit-generator' is not supported\n"
@@ -1865,4 +1897,11 @@ def test_a_base_class_method_gone_under_a_neuron_library_is_its_neighbours_relea
     assert (finding.family, finding.hypotheses[0].id) == ("version-skew", "neighbour-library-release")
     # A user's own class calling a method its base never had, in a run with no Neuron in it, is no release skew.
     assert _top_family(log.split("\n", 1)[1]) != "version-skew"
+
+
+def test_an_allocation_that_failed_after_the_runtime_did_not_initialise_is_not_its_cause():
+    log = ("2024-Jan-05 10:00:00.000100 1234:1234 ERROR  NRT:nrt_init   Failed to initialize devices, error:5\n"
+           "2024-Jan-05 10:00:01.000000 1234:1234 ERROR  NRT:nrt_allocate_tensor   Failed to allocate tensor: runtime "
+           "not initialized\n")
+    assert analyze_text(log).findings[0].family == "runtime-init-failure"
 

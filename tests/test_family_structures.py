@@ -597,6 +597,13 @@ def test_the_compiler_ending_with_its_usage_status_refused_its_command_line(code
     assert ("compiler-arguments" in _families(log)) == (family is not None)
 
 
+def test_another_commands_usage_status_is_not_the_compilers():
+    log = ('  File "/home/u/setup_env.py", line 12, in <module>\n    subprocess.check_call(["make", "-C", "ext"])\n'
+           "subprocess.CalledProcessError: Command '['make', '-C', 'ext']' returned non-zero exit status 2.\n")
+    assert "compiler-arguments" not in _families(log)
+    assert "compiler-arguments" in _families(log.replace("'make', '-C', 'ext'", "'neuronx-cc', 'compile', 'x.py'"))
+
+
 def test_a_status_says_less_than_the_words_that_say_what_was_refused():
     log = ("neuronx-cc compile: error: argument --auto-cast-type: invalid choice: 'fp8_e4m3fn'\n"
            "RuntimeError: neuronx-cc failed with 2\n")

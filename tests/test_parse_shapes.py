@@ -10,7 +10,7 @@ import pytest
 
 from nforensics.pipeline import analyze_text
 from nforensics.parse import assemble
-from nforensics.parse.normalise import unescaped
+from nforensics.parse.normalise import unescaped, unwrap
 from nforensics.records import ParsedLog
 
 
@@ -44,14 +44,16 @@ def test_a_syslog_prefix_is_the_same_prefix_whether_its_day_is_padded_or_not(day
     # syslog pads a one-digit day with a space; a paste through Markdown or HTML collapses it.
     events = _parse(DAEMON.replace("May 04", day)).events
     assert [e.component for e in events] == ["NMGR:kmgr_create_eg", "NRTD:create_eg"]
+    # A line that only looks like one (a word of three letters, a number, a clock) keeps what it says.
+    assert unwrap("Job 3 12:00:01 worker-1 train.py: epoch 2 done").line.startswith("Job 3")
 
 
 def test_a_level_in_brackets_that_starts_a_line_is_its_level():
     # torch-neuron echoes each of its log records as `[LEVEL] message`.
     log = _parse("[WARNING] torch.neuron.trace failed on _NeuronGraph$12; falling back to native python function call\n"
-                 "[ERROR] neuron-cc failed with the following command line call:\n[INFO]x\n")
+                 "[ERROR] neuron-cc failed with the following command line call:\n[INFO]x\n[FATAL] aborting\n")
     assert [(e.line, e.level, e.message[:20]) for e in log.events] == [
-        (1, "WARNING", "torch.neuron.trace f"), (2, "ERROR", "neuron-cc failed wit")]
+        (1, "WARNING", "torch.neuron.trace f"), (2, "ERROR", "neuron-cc failed wit"), (4, "FATAL", "aborting")]
 
 
 def test_bracketed_words_that_are_not_daemon_heads_stay_messages():

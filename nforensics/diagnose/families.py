@@ -34,6 +34,9 @@ _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6
 # The runtime's error names the graph operation it ran (torch-neuronx: "NRT Execution error occurred on Neuron
 # for operation=nki_kernel_global"): the graph's name for it, no word of what failed.
 _OPERATION = compile_linear(r"\boperation=\S+")
+# A line that says the compiler itself ended: its name, or its driver's own words ("Subcommand returned with
+# exitcode=2"). (Another command's status 2 -- make, grep, a script -- read as an exit status is not the compiler's.)
+_COMPILER_EXIT = compile_linear(r"(?i)neuronx?-cc|subcommand returned with exitcode")
 _DEVICE = compile_linear(r"\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]\b|\bnd\d+\b")  # a PCI address, `nd1`
 _MISSING_MODULE = compile_linear(r"No module named '([\w.]+)'")
 # Hugging Face's lazy modules re-raise an import failure as "Failed to import optimum.neuron.modeling because of
@@ -252,8 +255,8 @@ class FamilyFacts:
                 lines.append(line)
             elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
                 lines.append(line)
-            elif structure == "usage_exit" and (ends := [e for e in self.log.exits if e.code == 2 and e.tool in (
-                    "neuronx-cc", "neuron-cc")]):  # (the status argparse ends a command line it refuses with)
+            elif structure == "usage_exit" and (ends := [e for e in self.log.exits if e.code == 2 and _COMPILER_EXIT.search(
+                    self.text_of.get(e.line, ""))]):  # (the status argparse ends a command line it refuses with)
                 lines.append(ends[0].line)
                 fields["exit_code"] = 2
             elif structure == "cache_replay":

@@ -19,7 +19,7 @@ _PROCESS_END = re.compile(r"(?i)\bexit(?:ed)?(?: with)?(?: exit)? ?(?:code|statu
 # (`[/.../neuronxcc/walrus/coloring_allocator/src/linearize.cpp:174]: Assertion failure: false`), or in the
 # backend's SG-ERROR (`SG-ERROR: File /.../be/tongacodegen/src/x.cpp:207, Assertion 'deltaElems <= max' failed`).
 _SOURCE_LOCATION = compile_linear(r"/\S+\.\w+:\d+$")
-_ASSERTION = compile_linear(r"(?i)^assertion failure")
+_ASSERTION = compile_linear(r"(?i)^assertion (?:failure|failed)")
 _SG_ASSERTION = compile_linear(r"^File (/\S+\.\w+):\d+, Assertion\b")
 
 
