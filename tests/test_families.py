@@ -1905,3 +1905,16 @@ def test_an_allocation_that_failed_after_the_runtime_did_not_initialise_is_not_i
            "not initialized\n")
     assert analyze_text(log).findings[0].family == "runtime-init-failure"
 
+
+def test_a_replayed_failure_leads_with_the_replay_whichever_of_them_a_signature_knows():
+    log = ("2024-11-04 16:20:31.000233:  88412  ERROR ||NEURON_CC_WRAPPER||: Got a cached failed neff at /var/tmp/neuron-"
+           "compile-cache/neuronxcc-2.15.141.0+d3cfc8ca/MODULE_5a17+4497a662/model.neff. Will skip compilation\n"
+           "2024-11-04 16:20:31.000300:  88412  ERROR ||NEURON_CC_WRAPPER||: [TEN404] (aten__mul_mul.20814) Internal "
+           "tensorizer error: NeuronValueNumbering:insertAtEnd(): incompatible function arguments\n")
+    without_replay = build([s for s in KB.signatures if s.family != "compile-cache-replay"], families=KB.families)
+    findings = analyze_lines("x", enumerate(log.splitlines(), 1), kb=without_replay).findings
+    assert [f.family for f in findings][:2] == ["compile-cache-replay", "compiler-tensorizer"]
+    # Without the replay, the stored error is the failure.
+    alone = analyze_lines("x", enumerate(log.splitlines()[1:], 1), kb=without_replay).findings
+    assert alone[0].family == "compiler-tensorizer"
+
