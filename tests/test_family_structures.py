@@ -609,3 +609,31 @@ def test_a_status_says_less_than_the_words_that_say_what_was_refused():
            "RuntimeError: neuronx-cc failed with 2\n")
     assert _top(log)[0] == "compiler-arguments"
 
+
+ICE_HEAD = "".join(f"03/14/2022 09:41:27 AM ERROR 23117 [neuron-cc]: {row}\n" for row in (
+    "*" * 63, " An Internal Compiler Error has occurred", "*" * 63, "", "Error message:  {message}", "",
+    "Error class:    CompilerInternalError", "Error location: job.Scheduler.3"))
+
+
+def _without(family: str) -> object:
+    kb = builtin_kb()
+    return build([s for s in kb.signatures if s.family != family], families=kb.families)
+
+
+@pytest.mark.parametrize("message, leads", [
+    ("Non-zero exit status (134) for command: /venv/lib/python3.7/site-packages/neuroncc/starfish/bin/list_sch --hhir x",
+     True),
+    ("Non-zero exit status (-11) for command: /venv/neuroncc/starfish/bin/walrus_driver --bir x", True),
+    ("A process in the process pool was terminated abruptly while the future was running or pending.", True),
+    # A stage that reported an error and exited 1, or one killed from outside (137): not a signal's death of its own.
+    ("Non-zero exit status (1) for command: /venv/lib/python3.7/site-packages/neuroncc/starfish/bin/list_sch --hhir x",
+     False),
+    ("Non-zero exit status (137) for command: /venv/lib/python3.7/site-packages/neuroncc/starfish/bin/list_sch", False),
+])
+def test_a_compiler_stage_a_signal_ended_leads_the_crash_report_it_brought_about(message, leads):
+    # (with the signatures that know these shapes left out: the family must lead by itself)
+    log = ICE_HEAD.replace("{message}", message)
+    findings = analyze_lines("x", enumerate(log.splitlines(), 1), kb=_without("compiler-abnormal-termination")).findings
+    assert (findings[0].family == "compiler-abnormal-termination") == leads
+    assert "compiler-internal-crash" in {f.family for f in findings}  # the crash report stays, beside it
+

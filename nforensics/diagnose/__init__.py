@@ -198,6 +198,7 @@ def _family_findings(hits: list[FamilyHit], log: ParsedLog, retained: list[Sourc
         summary = next((e.text.strip() for e in evidence if e.text.strip()), family.summary)
         finding = _from_knowledge(family, family.id, summary, hit.fields, evidence, log)
         finding.tier, finding.family, finding.confidence = "family", family.id, hit.confidence
+        finding.envelope = hit.envelope  # (a rule may read the failure itself in a family of wrappers)
         finding.fingerprint = fingerprint(family.id, summary, str(hit.fields.get("stage") or hit.fields.get("code") or ""))
         printed = [d.code for d in log.diagnostics if d.line in hit.lines]
         finding.code = str(hit.fields["code"]) if "code" in hit.fields else (printed[0] if printed else None)

@@ -34,6 +34,9 @@ _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6
 # The runtime's error names the graph operation it ran (torch-neuronx: "NRT Execution error occurred on Neuron
 # for operation=nki_kernel_global"): the graph's name for it, no word of what failed.
 _OPERATION = compile_linear(r"\boperation=\S+")
+# A stage's exit status that says a signal ended it, as a shell (128+N) or Python (-N) reports it: SIGILL,
+# SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV. (A SIGKILL, 137 / -9, is a kill from outside: host memory.)
+_SIGNAL_EXITS = frozenset({132, 133, 134, 135, 136, 139, -4, -5, -6, -7, -8, -11})
 # A line that says the compiler itself ended: its name, or its driver's own words ("Subcommand returned with
 # exitcode=2"). (Another command's status 2 -- make, grep, a script -- read as an exit status is not the compiler's.)
 _COMPILER_EXIT = compile_linear(r"(?i)neuronx?-cc|subcommand returned with exitcode")
@@ -259,6 +262,10 @@ class FamilyFacts:
                     self.text_of.get(e.line, ""))]):  # (the status argparse ends a command line it refuses with)
                 lines.append(ends[0].line)
                 fields["exit_code"] = 2
+            elif structure == "stage_died" and (ends := [e for e in self.log.exits if e.tool == "compiler stage"
+                                                          and e.code in _SIGNAL_EXITS]):
+                lines.append(ends[0].line)
+                fields["exit_code"] = ends[0].code
             elif structure == "cache_replay":
                 # Said of the cache, not a path that runs through it (`.../neuron-compile-cache/MODULE_...`, or an
                 # S3 key `bucket/llama-compile-cache/...` that masking leaves, having no leading slash).

@@ -36,6 +36,7 @@ class FamilyHit:
     confidence: float
     fields: dict[str, object] = field(default_factory=dict)
     specificity: int = 1  # how many conditions its rule met: of two equally confident hits, the narrower says more
+    envelope: bool = False  # its family wraps a root cause reported elsewhere, and its rule read the wrapper
 
 
 _SELECTORS = (
@@ -95,6 +96,7 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
     hits = []
     for family in kb.families.values():
         best: tuple[list[int], dict[str, object], float, int] | None = None
+        best_rule: Detect | None = None
         held_lines: list[int] = []  # every line any rule of the family holds: all of them must be overcome
         every_level, errors = (facts, errors_only) if not family.recovered else (
             _unrecovered(facts, family.recovered), _unrecovered(errors_only, family.recovered))
@@ -103,9 +105,10 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
             if held is not None:
                 held_lines += held[0]
                 if best is None or held[2:] > best[2:]:
-                    best = held
+                    best, best_rule = held, rule
         if best is not None and not (family.overcome and held_lines and facts.overcome(family.overcome, held_lines)):
-            hits.append(FamilyHit(family, best[0], best[2], best[1], best[3]))
+            envelope = family.envelope and not (best_rule is not None and best_rule.root)
+            hits.append(FamilyHit(family, best[0], best[2], best[1], best[3], envelope))
     return hits
 
 

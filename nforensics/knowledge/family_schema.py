@@ -24,7 +24,7 @@ from nforensics.records import Component, Severity
 Outcome = Literal["killed", "segfault", "abort", "signal", "hang", "interrupted"]
 Operation = Literal["compile", "load", "collectives", "execute", "wait", "resolve", "cache"]
 Structure = Literal["ice_banner", "bir_block", "compiler_assertion", "compiler_pass_trace", "cache_replay",
-                    "own_module_missing", "kubernetes_not_ready", "usage_exit"]
+                    "own_module_missing", "kubernetes_not_ready", "usage_exit", "stage_died"]
 
 
 class Detect(Strict):
@@ -52,7 +52,8 @@ class Detect(Strict):
     - `structures`: named multi-line shapes the parser assembles (the ICE banner, a BIR verifier block, a
       compiler assertion, neuronx-cc's `root = ` chain naming where a pass failed, the compile cache replaying
       a failed entry, a package failing to import a module of its own, kubectl showing a Neuron component
-      scheduled nowhere or not ready, the compiler ending with its argument parser's usage status, 2).
+      scheduled nowhere or not ready, the compiler ending with its argument parser's usage status, 2, a stage
+      of the compiler ended by a signal).
     - `words`: groups of lower-case words or word starts ("compil"); one failure line must contain a member
       of every group, each at the start of a token.
     - `context_words`: groups of whole words, anywhere in what was kept of the input (any line, frame path or
@@ -61,6 +62,8 @@ class Detect(Strict):
       (`CONTEXT_CONFIDENCE`), and it cannot stand alone.
     - `words_in_warnings`: its words may be read in warnings even where the family claims none: its error-level
       selectors show the failure, the warning says why (`OFI plugin initNet() failed` before a failed comm).
+    - `root`: in an envelope family, this rule reads the failure itself rather than a wrapper's report of it (a
+      compiler stage a signal ended, not the driver's exit 70): its finding is no envelope.
     """
 
     code_components: list[str] = Field(default_factory=new_list)
@@ -80,6 +83,7 @@ class Detect(Strict):
     words: list[list[str]] = Field(default_factory=new_list)
     context_words: list[list[str]] = Field(default_factory=new_list)
     words_in_warnings: bool = False
+    root: bool = False
 
     @field_validator("runtime_heads", "compiler_heads", "frame_paths", "frame_code", "exceptions", "raised_in")
     @classmethod

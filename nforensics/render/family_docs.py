@@ -42,7 +42,7 @@ def _rule(rule: Detect) -> str:
     for groups, phrase in ((rule.words, "a failure line with "), (rule.context_words, "in a run that names ")):
         if groups:
             parts.append(phrase + " and ".join(f"one of {_one_of(group)}" for group in groups))
-    return "- " + "; and ".join(parts)
+    return "- " + "; and ".join(parts) + (" (the failure itself, not a wrapper's report of it)" if rule.root else "")
 
 
 def family_markdown(family: Family) -> str:
