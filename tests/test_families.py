@@ -1234,6 +1234,16 @@ def test_a_failure_an_envelope_wraps_on_its_own_line_is_named_and_the_envelope_f
     assert analyze_text(plain).findings[0].signature == "ncc-inla001-unhandled-exception"  # nothing inside to name
 
 
+def test_wrappers_around_a_cause_nothing_names_fold_into_the_innermost_of_them():
+    # "compile failed" printed first, the compiler's own F139 after it: the compiler's report is nearer the cause.
+    log = ("WARNING:tensorflow:neuron-cc failed with:\n2024-08-09T13:57:35Z [F139] neuronx-cc terminated abnormally - "
+           "Please open a support ticket at https://github.com/aws-neuron/aws-neuron-sdk/issues/new\n")
+    without = build([s for s in KB.signatures if s.family != "compiler-abnormal-termination"], families=KB.families)
+    [finding] = analyze_lines("x", enumerate(log.splitlines(), 1), kb=without).findings
+    assert finding.family == "compiler-abnormal-termination"
+    assert [w.text for w in finding.wrapped_by] == ["A framework or model library reports that compilation failed"]
+
+
 def test_an_assertion_in_the_runtimes_own_source_is_the_process_crashing_not_the_compiler():
     compiled = "2026-Jul-02 23:05:21.595910 240915:241115  INFO  NMGR:kmgr_load_nn_post_metrics  NN: module.neff, loaded\n"
     runtime = ("python: /opt/workspace/KaenaRuntime/tdrv/tensor.c:185: tensor_set_slice: Assertion "

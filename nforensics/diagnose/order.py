@@ -87,7 +87,11 @@ def fold_envelopes(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
     envelopes = [f for f in findings if f.envelope]
     if not roots and len(envelopes) < 2:
         return findings
-    primary = roots[0] if roots else envelopes.pop(0)
+    if roots:
+        primary = roots[0]
+    else:  # the innermost wrapper: the one whose family narrows the others' (neuronx-cc's F139 in "compile failed")
+        primary = max(envelopes, key=lambda e: sum(narrows(kb, e.family, o.family) for o in envelopes if e.family and o.family))
+        envelopes.remove(primary)
     for envelope in envelopes:
         wrap(primary, envelope)
     return [f for f in findings if f is primary or not f.envelope]
