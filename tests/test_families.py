@@ -1764,6 +1764,9 @@ def test_a_rule_word_that_starts_with_a_space_is_refused_where_it_could_never_ma
     # A kernel's own error that ends with advice ("use the default ..."): the advice is no replacement.
     ("ERROR: nki.language.matmul failed: the moving tensor's partition dimension 256 exceeds 128; use the default "
      "tile size\n", "nki-kernel-error"),
+    # A kill the reporter puts down to the host's memory.
+    ("2026-01-05T10:00:00Z [F137] neuronx-cc was killed by the system - most likely not enough memory on the host\n",
+     "host-oom-kill"),
     # NKI's own module that no longer has (or does not yet have) an API.
     ("AttributeError: module 'nki' has no attribute 'benchmark_kernel'\n", "nki-kernel-error"),
 ])
