@@ -1930,4 +1930,7 @@ def test_a_replayed_failure_leads_with_the_replay_whichever_of_them_a_signature_
     # Without the replay, the stored error is the failure.
     alone = analyze_lines("x", enumerate(log.splitlines()[1:], 1), kb=without_replay).findings
     assert alone[0].family == "compiler-tensorizer"
+    # A compile's own error, then a later run replaying it: the replay did not bring that error about.
+    later = "\n".join(log.splitlines()[::-1]) + "\n"
+    assert analyze_text(later).findings[0].family == "compiler-tensorizer"
 

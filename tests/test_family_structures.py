@@ -636,17 +636,3 @@ def test_a_compiler_stage_a_signal_ended_leads_the_crash_report_it_brought_about
     findings = analyze_lines("x", enumerate(log.splitlines(), 1), kb=_without("compiler-abnormal-termination")).findings
     assert (findings[0].family == "compiler-abnormal-termination") == leads
     assert "compiler-internal-crash" in {f.family for f in findings}  # the crash report stays, beside it
-
-
-@pytest.mark.parametrize("refusal", ["[Errno 28] No space left on device", "[Errno 32] Broken pipe"])
-def test_the_os_refusing_the_compiler_a_write_is_how_the_compile_ended(refusal):
-    # neuronx-cc's driver prints the OS error on its own line below its crash banner, at its USER level.
-    log = ICE_HEAD.replace("{message}", "see below").replace("Error location: job.Scheduler.3", "Error location: driver")
-    log += f"2026-07-01T08:13:07Z USER 136165 [neuronxcc.driver.CommandDriver]: {refusal}\n"
-    findings = analyze_lines("x", enumerate(log.splitlines(), 1), kb=_without("compiler-abnormal-termination")).findings
-    assert findings[0].family == "compiler-abnormal-termination"
-    # The same words outside any compiler run are no compiler's.
-    other = f"2026-07-01T08:13:07Z USER 136165 [uploader]: {refusal}\n"
-    assert "compiler-abnormal-termination" not in {
-        f.family for f in analyze_lines("x", enumerate(other.splitlines(), 1), kb=_without("compiler-abnormal-termination")).findings}
-

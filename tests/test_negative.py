@@ -118,6 +118,15 @@ def test_a_tool_echoing_its_command_line_is_not_a_failure():
     assert reads_as_failure("neuronx-cc: error: unrecognized arguments: --auto-cast-typo")
 
 
+@pytest.mark.parametrize("refusal", ["[Errno 28] No space left on device", "[Errno 32] Broken pipe",
+                                     "write failed: No space left on device"])
+def test_what_the_operating_system_refused_reads_as_a_failure(refusal):
+    from nforensics.vocabulary import reads_as_failure
+
+    assert reads_as_failure(refusal)
+    assert not reads_as_failure("Disk space: 40 GB free, no errno to report")
+
+
 def test_a_settings_dump_names_its_keys_not_what_happened():
     """An identifier set to a literal (`ready_check_timeout_sec=0` in a Namespace(...) a benchmark prints) names a
     setting; a report's own words (`failed=3`, `error=ECONNRESET`) and a value that says something still count,

@@ -36,16 +36,16 @@ def cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> l
     broad = {parent for family in kb.families.values() for parent in family.refines}
     broad -= {family.id for family in kb.families.values() if findings[0].family in family.refines}
     run = _error_run(log, top_line)
-
-    def first_line(finding: Finding) -> int:
-        return (finding.evidence[0].line or 0) if finding.evidence else 0
-
-    earlier = [f for f in findings[1:] if f.tier != "generic" and first_line(f) in run and first_line(f) < top_line
+    earlier = [f for f in findings[1:] if f.tier != "generic" and _first_line(f) in run and _first_line(f) < top_line
                and not (f.tier == "family" and f.family in broad)]
     if not earlier:
         return findings
-    cause = min(earlier, key=first_line)
+    cause = min(earlier, key=_first_line)
     return [cause] + [f for f in findings if f is not cause]
+
+
+def _first_line(finding: Finding) -> int:
+    return (finding.evidence[0].line or 0) if finding.evidence else 0
 
 
 def known_cause_first(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
@@ -53,7 +53,8 @@ def known_cause_first(findings: list[Finding], kb: KnowledgeBase) -> list[Findin
     was found too, goes first."""
     top = findings[0].family if findings else None
     cause = next((f for f in findings[1:] if f.tier != "generic" and f.family in kb.families
-                  and top in kb.families[f.family].causes), None)
+                  and top in kb.families[f.family].causes
+                  and (not kb.families[f.family].causes_what_follows or _first_line(f) <= _first_line(findings[0]))), None)
     return findings if cause is None else [cause] + [f for f in findings if f is not cause]
 
 

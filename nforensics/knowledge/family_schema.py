@@ -141,6 +141,9 @@ class Family(Strict):
     # time out): when a finding of this family and one of those are both found, this one is the cause and goes
     # first, wherever each was printed (ranks print out of order).
     causes: list[str] = Field(default_factory=new_list)
+    # True: it brings those about only where it is printed first (a cache replay, then the stored error it
+    # prints); a compile's own error before a later run's replay of it was not brought about by the replay.
+    causes_what_follows: bool = False
     # Runtime API calls (`nrt_init`) whose bare failure status this family accounts for: "NRT_INVALID in
     # nrt_init()" is a runtime that could not initialise, whatever NRT_INVALID means of an nrt_load.
     runtime_apis: list[str] = Field(default_factory=new_list)
