@@ -33,7 +33,7 @@ FAILURE_WORDS = compile_linear(
     r"\bno package\b|"
     r"not initiali[sz]ed|not implemented|incompatible|unexpected|missing|denied|timed? ?out|"
     r"insufficient|not enough|exceed|too (?:many|large)|mismatch|out[- ]of[- ]bound|undefined|\bno (?:\S+ ){1,3}found|"
-    r"\[errno \d+\]|no space left|broken pipe|"  # what the operating system refused, as Python prints it
+    r"\[errno [1-9]\d*\]|no space left|broken pipe|"  # what the operating system refused, as Python prints it
     + _STATUS_NAMES + "|" + _CALL_MISMATCH + "|" + _RULE_BROKEN
 )
 

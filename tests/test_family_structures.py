@@ -633,6 +633,25 @@ def _without(family: str) -> object:
 def test_a_compiler_stage_a_signal_ended_leads_the_crash_report_it_brought_about(message, leads):
     # (with the signatures that know these shapes left out: the family must lead by itself)
     log = ICE_HEAD.replace("{message}", message)
-    findings = analyze_lines("x", enumerate(log.splitlines(), 1), kb=_without("compiler-abnormal-termination")).findings
+    without = _without("compiler-abnormal-termination")
+    findings = analyze_lines("x", enumerate(log.splitlines(), 1), kb=without).findings
     assert (findings[0].family == "compiler-abnormal-termination") == leads
     assert "compiler-internal-crash" in {f.family for f in findings}  # the crash report stays, beside it
+    # ... also where the driver's own line that the compiler aborted (a wrapper's report) holds as well.
+    log += "03/14/2022 09:41:28 AM ERROR 23110 [neuron-cc]: neuron-cc terminated abnormally - process aborted (SIG_ABORT)\n"
+    findings = analyze_lines("x", enumerate(log.splitlines(), 1), kb=without).findings
+    assert (findings[0].family == "compiler-abnormal-termination") == leads
+
+
+@pytest.mark.parametrize("log", [
+    "ERROR: Non-zero exit status (134) for command: /usr/bin/python train.py\n",  # not a stage of the compiler
+    "03/14/2022 09:41:27 AM INFO 23117 [neuron-cc]: attempt 1: Non-zero exit status (134) for command: /venv/lib/"
+    "python3.7/site-packages/neuroncc/starfish/bin/list_sch --hhir x; retrying\n"
+    "03/14/2022 09:42:10 AM INFO 23117 [neuron-cc]: Compilation successful\n",  # a retry the driver notes in passing
+    "2024-05-01 10:00:00 INFO Loading compiled model from /models/bert/model.neff\n2024-05-01 10:00:09 ERROR "
+    "preprocess: tokenizer worker crashed: A process in the process pool was terminated abruptly while the future "
+    "was running or pending.\n",  # a pool of the application's own, in a run that loads a NEFF
+])
+def test_a_signal_death_or_a_lost_worker_that_is_not_the_compilers_is_no_compiler_termination(log):
+    findings = analyze_lines("x", enumerate(log.splitlines(), 1), kb=_without("compiler-abnormal-termination")).findings
+    assert "compiler-abnormal-termination" not in {f.family for f in findings}

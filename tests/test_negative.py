@@ -119,12 +119,12 @@ def test_a_tool_echoing_its_command_line_is_not_a_failure():
 
 
 @pytest.mark.parametrize("refusal", ["[Errno 28] No space left on device", "[Errno 32] Broken pipe",
-                                     "write failed: No space left on device"])
+                                     "[Errno 5] Input/output: '/mnt/fsx/cache'"])
 def test_what_the_operating_system_refused_reads_as_a_failure(refusal):
     from nforensics.vocabulary import reads_as_failure
 
     assert reads_as_failure(refusal)
-    assert not reads_as_failure("Disk space: 40 GB free, no errno to report")
+    assert not reads_as_failure("[Errno 0] Success")  # errno 0 is no refusal
 
 
 def test_a_settings_dump_names_its_keys_not_what_happened():

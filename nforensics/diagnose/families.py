@@ -37,6 +37,8 @@ _OPERATION = compile_linear(r"\boperation=\S+")
 # A stage's exit status that says a signal ended it, as a shell (128+N) or Python (-N) reports it: SIGILL,
 # SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV. (A SIGKILL, 137 / -9, is a kill from outside: host memory.)
 _SIGNAL_EXITS = frozenset({132, 133, 134, 135, 136, 139, -4, -5, -6, -7, -8, -11})
+# ... of a command that is one of the compiler's stages (`.../neuroncc/starfish/bin/list_sch`), not any command.
+_COMPILER_STAGE = compile_linear(r"(?i)neuronx?cc/|starfish/bin/|walrus_driver|\bneuronx?-cc\b")
 # A line that says the compiler itself ended: its name, or its driver's own words ("Subcommand returned with
 # exitcode=2"). (Another command's status 2 -- make, grep, a script -- read as an exit status is not the compiler's.)
 _COMPILER_EXIT = compile_linear(r"(?i)neuronx?-cc|subcommand returned with exitcode")
@@ -263,7 +265,8 @@ class FamilyFacts:
                 lines.append(ends[0].line)
                 fields["exit_code"] = 2
             elif structure == "stage_died" and (ends := [e for e in self.log.exits if e.tool == "compiler stage"
-                                                          and e.code in _SIGNAL_EXITS]):
+                                                          and e.code in _SIGNAL_EXITS and e.line not in self.below_error
+                                                          and _COMPILER_STAGE.search(self.text_of.get(e.line, ""))]):
                 lines.append(ends[0].line)
                 fields["exit_code"] = ends[0].code
             elif structure == "cache_replay":

@@ -36,7 +36,7 @@ class FamilyHit:
     confidence: float
     fields: dict[str, object] = field(default_factory=dict)
     specificity: int = 1  # how many conditions its rule met: of two equally confident hits, the narrower says more
-    envelope: bool = False  # its family wraps a root cause reported elsewhere, and its rule read the wrapper
+    envelope: bool = False  # its family wraps a root cause reported elsewhere, and no rule of it read the failure itself
 
 
 _SELECTORS = (
@@ -96,7 +96,7 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
     hits = []
     for family in kb.families.values():
         best: tuple[list[int], dict[str, object], float, int] | None = None
-        best_rule: Detect | None = None
+        rooted = False  # a rule that reads the failure itself held: the family's finding is no envelope
         held_lines: list[int] = []  # every line any rule of the family holds: all of them must be overcome
         every_level, errors = (facts, errors_only) if not family.recovered else (
             _unrecovered(facts, family.recovered), _unrecovered(errors_only, family.recovered))
@@ -104,11 +104,11 @@ def detect_families(kb: KnowledgeBase, facts: FamilyFacts) -> list[FamilyHit]:
             held = _rule_hit(every_level if family.claims_warnings or rule.words_in_warnings else errors, rule)
             if held is not None:
                 held_lines += held[0]
+                rooted = rooted or rule.root
                 if best is None or held[2:] > best[2:]:
-                    best, best_rule = held, rule
+                    best = held
         if best is not None and not (family.overcome and held_lines and facts.overcome(family.overcome, held_lines)):
-            envelope = family.envelope and not (best_rule is not None and best_rule.root)
-            hits.append(FamilyHit(family, best[0], best[2], best[1], best[3], envelope))
+            hits.append(FamilyHit(family, best[0], best[2], best[1], best[3], family.envelope and not rooted))
     return hits
 
 

@@ -77,8 +77,9 @@ def _error_run(log: ParsedLog, line: int) -> set[int]:
 
 def fold_envelopes(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
     """An envelope (a wrapper's exit status or "compilation failed") is one line under the failure it wraps.
-    Wrappers around a cause nothing recognises fold into the first of them, the one nearest the cause
-    (`[NLA001] Unhandled exception` inside neuronx-cc's exit 70 inside "compilation failed"). A run that did
+    Wrappers around a cause nothing recognises fold into the innermost of them, the one whose family narrows
+    the others' (`[NLA001] Unhandled exception` inside neuronx-cc's exit 70 inside "compilation failed"; the
+    first of them on a tie). A run that did
     not finish (hung, stopped by hand) wraps nothing: a compile that failed before someone pressed ^C is
     the failure."""
     unfinished = _unfinished_families(kb)

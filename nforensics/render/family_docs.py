@@ -62,7 +62,8 @@ def family_markdown(family: Family) -> str:
     if family.refines:
         out += [f"It narrows {_one_of(family.refines)}: when both hold, this family is the finding.", ""]
     if family.causes:
-        out += [f"It brings about {_one_of(family.causes)}: found beside one of those, it leads.", ""]
+        where = " printed before it" if family.causes_what_follows else ""
+        out += [f"It brings about {_one_of(family.causes)}: found{where} beside one of those, it leads.", ""]
     if family.hypotheses:
         out += hypotheses_markdown(family)
     if family.workarounds:
