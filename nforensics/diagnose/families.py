@@ -8,6 +8,7 @@ FamilyFacts gathers what those selectors read, once per input; family_rules.py s
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from copy import copy
 from functools import cache, cached_property
@@ -23,7 +24,7 @@ from nforensics.parse.gates import is_levelled_chatter
 from nforensics.parse.grammars import terminal_regex
 from nforensics.parse.kubectl import not_ready
 from nforensics.parse.normalise import unwrap
-from nforensics.records import ERROR_LEVELS, Frame, ParsedLog, PythonTraceback, SourceLine
+from nforensics.records import ERROR_LEVELS, ExitStatus, Frame, ParsedLog, PythonTraceback, SourceLine
 from nforensics.vocabulary import code_parts, reads_as_failure
 
 
@@ -34,9 +35,10 @@ _KILL_EXITS = {-9: "killed", 137: "killed", -11: "segfault", 139: "segfault", -6
 # The runtime's error names the graph operation it ran (torch-neuronx: "NRT Execution error occurred on Neuron
 # for operation=nki_kernel_global"): the graph's name for it, no word of what failed.
 _OPERATION = compile_linear(r"\boperation=\S+")
-# A stage's exit status that says a signal ended it, as a shell (128+N) or Python (-N) reports it: SIGILL,
-# SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV. (A SIGKILL, 137 / -9, is a kill from outside: host memory.)
-_SIGNAL_EXITS = frozenset({132, 133, 134, 135, 136, 139, -4, -5, -6, -7, -8, -11})
+# A stage's exit status that says a signal of its own failing ended it, as a shell (128+N) or Python (-N) reports
+# it. (A SIGKILL, 137 / -9, is a kill from outside: host memory.)
+_SIGNAL_EXITS = frozenset(code for sig in (signal.SIGILL, signal.SIGTRAP, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE,
+                                           signal.SIGSEGV) for code in (128 + sig, -sig))
 # ... of a command that is one of the compiler's stages (`.../neuroncc/starfish/bin/list_sch`), not any command.
 _COMPILER_STAGE = compile_linear(r"(?i)neuronx?cc/|starfish/bin/|walrus_driver|\bneuronx?-cc\b")
 # A line that says the compiler itself ended: its name, or its driver's own words ("Subcommand returned with
@@ -260,21 +262,27 @@ class FamilyFacts:
                 lines.append(line)
             elif structure == "own_module_missing" and (line := self._own_module_missing()) is not None:
                 lines.append(line)
-            elif structure == "usage_exit" and (ends := [e for e in self.log.exits if e.code == 2 and _COMPILER_EXIT.search(
-                    self.text_of.get(e.line, ""))]):  # (the status argparse ends a command line it refuses with)
-                lines.append(ends[0].line)
-                fields["exit_code"] = 2
-            elif structure == "stage_died" and (ends := [e for e in self.log.exits if e.tool == "compiler stage"
-                                                          and e.code in _SIGNAL_EXITS and e.line not in self.below_error
-                                                          and _COMPILER_STAGE.search(self.text_of.get(e.line, ""))]):
-                lines.append(ends[0].line)
-                fields["exit_code"] = ends[0].code
+            elif structure in ("usage_exit", "stage_died") and (end := self._compiler_exit(structure)) is not None:
+                lines.append(end.line)
+                fields["exit_code"] = end.code
             elif structure == "cache_replay":
                 # Said of the cache, not a path that runs through it (`.../neuron-compile-cache/MODULE_...`, or an
                 # S3 key `bucket/llama-compile-cache/...` that masking leaves, having no leading slash).
                 lines += [n for n, text in self.failure_lines if "cache" in (prose := _outside_paths(mask(text.lower())))
                           and "fail" in prose and ("neff" in prose or "compil" in prose)][:3]
         return (lines, fields) if lines else None
+
+    def _compiler_exit(self, structure: str) -> ExitStatus | None:
+        """The first exit the shape names: the compiler's with its parser's usage status (2), on a line naming the
+        compiler; or a stage's a signal ended, on an error-level line naming the stage's command."""
+        for end in self.log.exits:
+            text = self.text_of.get(end.line, "")
+            if structure == "usage_exit" and end.code == 2 and _COMPILER_EXIT.search(text):
+                return end
+            if (structure == "stage_died" and end.tool == "compiler stage" and end.code in _SIGNAL_EXITS
+                    and end.line not in self.below_error and _COMPILER_STAGE.search(text)):
+                return end
+        return None
 
     def overcome(self, groups: list[list[str]], lines: list[int]) -> bool:
         """After the last of `lines`, the same process printed lines holding a member of every word group (a

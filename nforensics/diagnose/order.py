@@ -19,8 +19,7 @@ def in_order(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> list
 
 def rank_key(finding: Finding) -> tuple:
     """Best first: tier, a root cause before an envelope, severity, then the earliest line."""
-    first_line = finding.evidence[0].line if finding.evidence else 0
-    return (TIER_RANK[finding.tier], finding.envelope, SEVERITY_RANK[finding.severity], first_line)
+    return (TIER_RANK[finding.tier], finding.envelope, SEVERITY_RANK[finding.severity], _first_line(finding))
 
 
 def cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeBase) -> list[Finding]:
@@ -79,9 +78,8 @@ def fold_envelopes(findings: list[Finding], kb: KnowledgeBase) -> list[Finding]:
     """An envelope (a wrapper's exit status or "compilation failed") is one line under the failure it wraps.
     Wrappers around a cause nothing recognises fold into the innermost of them, the one whose family narrows
     the others' (`[NLA001] Unhandled exception` inside neuronx-cc's exit 70 inside "compilation failed"; the
-    first of them on a tie). A run that did
-    not finish (hung, stopped by hand) wraps nothing: a compile that failed before someone pressed ^C is
-    the failure."""
+    first of them on a tie). A run that did not finish (hung, stopped by hand) wraps nothing: a compile that
+    failed before someone pressed ^C is the failure."""
     unfinished = _unfinished_families(kb)
     roots = [f for f in findings if not f.envelope and f.tier != "generic" and f.family not in unfinished]
     if roots or any(f.envelope for f in findings):  # a failure it printed says more than that it did not finish
@@ -128,10 +126,10 @@ def narrower_cause_first(findings: list[Finding], log: ParsedLog, kb: KnowledgeB
     # (An envelope folds into the failure it wraps: fold_envelopes.)
     if top is None or top.tier == "family" or top.envelope or not top.family or not top.evidence:
         return findings
-    start, quiet = top.evidence[0].line or 0, log.below_error_lines()
+    start, quiet = _first_line(top), log.below_error_lines()
     held = {e.line for e in top.evidence}
     cause = next((f for f in findings[1:] if f.tier == "family" and not f.envelope and f.family and f.evidence
-                  and (f.evidence[0].line or 0) < start and _said_as_error(f, quiet)
+                  and _first_line(f) < start and _said_as_error(f, quiet)
                   and not held & {e.line for e in f.evidence}  # a reading of the top's own lines is no earlier report
                   and narrows(kb, f.family, top.family)), None)
     return findings if cause is None else [cause] + [f for f in findings if f is not cause]
@@ -163,10 +161,10 @@ def fold_general_meanings(findings: list[Finding], general: frozenset[str], log:
         if finding.signature not in general or not finding.family:
             kept.append(finding)
             continue
-        at = (finding.evidence[0].line or 0) if finding.evidence else 0
+        at = _first_line(finding)
         accounts = [f for f in families if f.family == finding.family or narrows(kb, f.family or "", finding.family)]
         # the nearest account printed before the status, else the nearest after it
-        accounts.sort(key=lambda f: ((f.evidence[0].line or 0) > at, abs((f.evidence[0].line or 0) - at)))
+        accounts.sort(key=lambda f: (_first_line(f) > at, abs(_first_line(f) - at)))
         if accounts:
             wrap(accounts[0], finding)
         else:
